@@ -1,0 +1,1 @@
+//! The seed guide's get_weather tool.

@@ -1,0 +1,257 @@
+//! `ExtensionContext`: the fifth argument of a [`ToolDefinition`](crate::ToolDefinition).
+//!
+//! A context tells a tool where and how it runs: the working directory, the host mode
+//! (`tui`, `rpc`, `json`, `print`), whether a user interface is attached, and a UI handle
+//! to ask the user. As in Pi, [`wrap_tool_definition`](crate::wrap_tool_definition) builds
+//! a fresh context for every execute call; do not keep one beyond the call.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+use crate::abort::AbortSignal;
+
+/// The host mode a session runs in (Pi's `ctx.mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Interactive terminal UI.
+    Tui,
+    /// JSON-RPC over stdio, with a UI bridge.
+    Rpc,
+    /// One-shot run printing JSON events.
+    Json,
+    /// One-shot run printing text; the SDK default.
+    #[default]
+    Print,
+}
+
+impl Mode {
+    /// Pi's spelling of the mode.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Tui => "tui",
+            Mode::Rpc => "rpc",
+            Mode::Json => "json",
+            Mode::Print => "print",
+        }
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Mode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "tui" => Ok(Mode::Tui),
+            "rpc" => Ok(Mode::Rpc),
+            "json" => Ok(Mode::Json),
+            "print" => Ok(Mode::Print),
+            other => Err(format!(
+                "unknown mode `{other}`: expected `tui`, `rpc`, `json` or `print`"
+            )),
+        }
+    }
+}
+
+/// How loud a [`ExtensionUi::notify`] message is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum NotifyLevel {
+    /// Informational.
+    #[default]
+    Info,
+    /// Something the user should look at.
+    Warning,
+    /// Something failed.
+    Error,
+}
+
+/// The user interface a host attaches (Pi's `ctx.ui`). Every method is pluggable; the
+/// defaults behave like Pi's no-UI context: `confirm` is `false`, `select` and `input`
+/// are `None`, `notify` does nothing.
+#[async_trait]
+pub trait ExtensionUi: Send + Sync + 'static {
+    /// Asks a yes/no question.
+    async fn confirm(&self, title: &str, message: &str) -> bool {
+        let _ = (title, message);
+        false
+    }
+
+    /// Asks the user to pick one of `options`.
+    async fn select(&self, title: &str, options: &[String]) -> Option<String> {
+        let _ = (title, options);
+        None
+    }
+
+    /// Asks for free text.
+    async fn input(&self, title: &str, placeholder: Option<&str>) -> Option<String> {
+        let _ = (title, placeholder);
+        None
+    }
+
+    /// Shows a message without waiting for an answer.
+    fn notify(&self, message: &str, level: NotifyLevel) {
+        let _ = (message, level);
+    }
+}
+
+/// The UI of a context without a user interface: every question is declined.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoUi;
+
+impl ExtensionUi for NoUi {}
+
+struct Inner {
+    cwd: PathBuf,
+    mode: Mode,
+    ui: Option<Arc<dyn ExtensionUi>>,
+    signal: Option<AbortSignal>,
+}
+
+/// What a context-aware tool knows about its session (Pi's `ExtensionContext`).
+#[derive(Clone)]
+pub struct ExtensionContext {
+    inner: Arc<Inner>,
+}
+
+impl fmt::Debug for ExtensionContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ExtensionContext")
+            .field("cwd", &self.inner.cwd)
+            .field("mode", &self.inner.mode)
+            .field("has_ui", &self.has_ui())
+            .finish()
+    }
+}
+
+impl ExtensionContext {
+    /// Starts a context for `cwd`, in print mode, without UI.
+    pub fn builder(cwd: impl Into<PathBuf>) -> ExtensionContextBuilder {
+        ExtensionContextBuilder {
+            cwd: cwd.into(),
+            mode: Mode::Print,
+            ui: None,
+            signal: None,
+        }
+    }
+
+    /// A print-mode context without UI for the process's current directory.
+    pub fn detached() -> Self {
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        Self::builder(cwd).build()
+    }
+
+    /// The working directory of the session (Pi's `ctx.cwd`).
+    pub fn cwd(&self) -> &Path {
+        &self.inner.cwd
+    }
+
+    /// The host mode (Pi's `ctx.mode`).
+    pub fn mode(&self) -> Mode {
+        self.inner.mode
+    }
+
+    /// Whether a user interface is attached (Pi's `ctx.hasUI`).
+    pub fn has_ui(&self) -> bool {
+        self.inner.ui.is_some()
+    }
+
+    /// The UI handle; without a UI it declines every question (Pi's no-op UI).
+    pub fn ui(&self) -> &dyn ExtensionUi {
+        match &self.inner.ui {
+            Some(ui) => ui.as_ref(),
+            None => &NoUi,
+        }
+    }
+
+    /// The abort signal of the current run, if one is running (Pi's `ctx.signal`).
+    pub fn signal(&self) -> Option<&AbortSignal> {
+        self.inner.signal.as_ref()
+    }
+}
+
+/// Builds an [`ExtensionContext`].
+pub struct ExtensionContextBuilder {
+    cwd: PathBuf,
+    mode: Mode,
+    ui: Option<Arc<dyn ExtensionUi>>,
+    signal: Option<AbortSignal>,
+}
+
+impl ExtensionContextBuilder {
+    /// Sets the host mode.
+    #[must_use]
+    pub fn mode(mut self, mode: Mode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// Attaches a user interface; `has_ui()` becomes true.
+    #[must_use]
+    pub fn ui(mut self, ui: Arc<dyn ExtensionUi>) -> Self {
+        self.ui = Some(ui);
+        self
+    }
+
+    /// Sets the run's abort signal.
+    #[must_use]
+    pub fn signal(mut self, signal: AbortSignal) -> Self {
+        self.signal = Some(signal);
+        self
+    }
+
+    /// Finishes the context.
+    pub fn build(self) -> ExtensionContext {
+        ExtensionContext {
+            inner: Arc::new(Inner {
+                cwd: self.cwd,
+                mode: self.mode,
+                ui: self.ui,
+                signal: self.signal,
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Yes;
+    #[async_trait]
+    impl ExtensionUi for Yes {
+        async fn confirm(&self, _: &str, _: &str) -> bool {
+            true
+        }
+    }
+
+    #[tokio::test]
+    async fn without_ui_every_question_is_declined() {
+        let ctx = ExtensionContext::builder("/tmp").build();
+        assert!(!ctx.has_ui());
+        assert_eq!(ctx.mode(), Mode::Print);
+        assert!(!ctx.ui().confirm("t", "m").await);
+        assert_eq!(ctx.ui().select("t", &["a".into()]).await, None);
+        assert_eq!(ctx.ui().input("t", None).await, None);
+    }
+
+    #[tokio::test]
+    async fn a_ui_is_pluggable() {
+        let ctx = ExtensionContext::builder("/tmp")
+            .mode(Mode::Tui)
+            .ui(Arc::new(Yes))
+            .build();
+        assert!(ctx.has_ui());
+        assert!(ctx.ui().confirm("t", "m").await);
+        assert_eq!("rpc".parse::<Mode>().unwrap(), Mode::Rpc);
+    }
+}

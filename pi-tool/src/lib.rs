@@ -1,0 +1,31 @@
+//! pi-tool: define the tools LLM agents call, with the semantics of Pi 0.85.0.
+#![warn(missing_docs)]
+
+mod abort;
+mod content;
+mod context;
+mod error;
+mod mode;
+mod result;
+pub mod schema;
+mod tool;
+mod update;
+
+pub use abort::{AbortController, AbortSignal};
+pub use content::Content;
+pub use context::{
+    ExtensionContext, ExtensionContextBuilder, ExtensionUi, Mode, NoUi, NotifyLevel,
+};
+pub use error::{ABORTED_MESSAGE, ToolError, ToolErrorKind};
+pub use mode::ToolExecutionMode;
+pub use result::{AgentToolResult, IntoToolResult, JsonToolResult, NoDetails};
+pub use schema::ToolSchema;
+pub use tool::{
+    AgentTool, IntoAgentTool, IntoToolDefinition, ToolDefinition, ToolMetadata, ToolSpec,
+    TypedTool, TypedToolDefinition, deserialize_params, wrap_tool_definition,
+};
+
+/// Re-exported so that tool crates need no direct dependency on them.
+pub use async_trait::async_trait;
+pub use schemars::JsonSchema;
+pub use serde_json::{Value, json};
