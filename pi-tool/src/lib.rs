@@ -6,6 +6,7 @@ mod content;
 mod context;
 mod error;
 mod mode;
+mod params;
 mod result;
 pub mod schema;
 mod tool;
@@ -18,12 +19,23 @@ pub use context::{
 };
 pub use error::{ABORTED_MESSAGE, ToolError, ToolErrorKind};
 pub use mode::ToolExecutionMode;
+pub use params::NoParams;
 pub use result::{AgentToolResult, IntoToolResult, JsonToolResult, NoDetails};
 pub use schema::ToolSchema;
+pub use update::OnUpdate;
 pub use tool::{
     AgentTool, IntoAgentTool, IntoToolDefinition, ToolDefinition, ToolMetadata, ToolSpec,
     TypedTool, TypedToolDefinition, deserialize_params, wrap_tool_definition,
 };
+
+#[doc(hidden)]
+pub mod __private;
+
+pub use pi_tool_macros::{pi_tool, pi_tools};
+
+/// The schemars version pi-tool generates schemas with, for
+/// `#[schemars(crate = "pi_tool::schemars")]` in crates without their own dependency.
+pub use schemars;
 
 /// Re-exported so that tool crates need no direct dependency on them.
 pub use async_trait::async_trait;
