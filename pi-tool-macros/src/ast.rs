@@ -62,14 +62,45 @@ pub struct Receiver {
     pub is_shared_ref: bool,
 }
 
+/// What the return type says about the tool's details, read from syntax where it can be.
+///
+/// Reading `Result<AgentToolResult<D>, E>` and `Result<String, E>` directly (instead of
+/// through a trait) means a wrong details or error type is reported once, on the user's
+/// tokens; only aliases (`io::Result<T>`, `type R = ...`) go through `ToolReturn`.
+pub enum Success {
+    /// `AgentToolResult<D>`: the details are `D`.
+    Details(Type),
+    /// `String` or `&str`: no details.
+    Text,
+    /// A type the macro cannot read (an alias): the trait decides.
+    Unknown,
+    /// A type that is never a tool result (`u32`, `bool`, `()`, `Vec<_>`, ...).
+    Invalid(Type),
+}
+
+/// The return type, analysed.
+pub enum Output {
+    /// No `-> ...`: the span where it is missing.
+    Missing(Span),
+    /// A type whose name does not end in `Result`.
+    NotResult(Type),
+    /// `...Result<...>`.
+    Result {
+        ty: Type,
+        success: Success,
+        /// The error type, when written out (`Result<T, E>`).
+        error: Option<Type>,
+    },
+}
+
 /// One tool function (free or method) as the macro sees it.
 pub struct ToolFn {
     pub sig: Signature,
     pub ident: Ident,
     pub receiver: Option<Receiver>,
     pub args: Vec<Arg>,
-    /// The declared return type, or the span where it is missing.
-    pub output: Result<Type, Span>,
+    /// The declared return type, analysed.
+    pub output: Output,
 }
 
 impl ToolFn {
@@ -105,8 +136,8 @@ impl ToolFn {
             }
         }
         let output = match &sig.output {
-            ReturnType::Type(_, ty) => Ok((**ty).clone()),
-            ReturnType::Default => Err(sig.paren_token.span.close()),
+            ReturnType::Type(_, ty) => analyse_output(ty),
+            ReturnType::Default => Output::Missing(sig.paren_token.span.close()),
         };
         ToolFn {
             sig: sig.clone(),
@@ -123,6 +154,13 @@ impl ToolFn {
             .iter()
             .find(|a| matches!(a.role, Role::Params))
             .map(|a| &a.ty)
+    }
+
+    /// Whether rustc itself rejects the function as written (`OnUpdate` without its
+    /// generic, `const async fn`): then the macro adds no error of its own, so the user
+    /// sees rustc's, once.
+    pub fn defers_to_rustc(&self) -> bool {
+        self.sig.constness.is_some() || self.args.iter().any(|a| matches!(a.role, Role::BareOnUpdate))
     }
 
     /// Whether the function takes an `ExtensionContext` (and so is a definition).
@@ -196,5 +234,66 @@ fn classify(ty: &Type) -> Role {
             }
             _ => Role::Params,
         },
+    }
+}
+
+fn generic_types(seg: &syn::PathSegment) -> Vec<&Type> {
+    match &seg.arguments {
+        PathArguments::AngleBracketed(a) => a
+            .args
+            .iter()
+            .filter_map(|g| match g {
+                GenericArgument::Type(t) => Some(t),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn analyse_output(ty: &Type) -> Output {
+    let Some(seg) = last_segment(ty) else {
+        return Output::NotResult(ty.clone());
+    };
+    if !seg.ident.to_string().ends_with("Result") {
+        return Output::NotResult(ty.clone());
+    }
+    let args = generic_types(seg);
+    let (success, error) = match (seg.ident == "Result", args.as_slice()) {
+        (true, [ok, err]) => (analyse_success(ok), Some((*err).clone())),
+        _ => (Success::Unknown, None),
+    };
+    Output::Result {
+        ty: ty.clone(),
+        success,
+        error,
+    }
+}
+
+fn analyse_success(ty: &Type) -> Success {
+    if let Type::Reference(r) = ty {
+        return if last_segment(&r.elem).is_some_and(|s| s.ident == "str") {
+            Success::Text
+        } else {
+            Success::Invalid(ty.clone())
+        };
+    }
+    if let Type::Tuple(_) | Type::Array(_) | Type::Slice(_) | Type::Never(_) = ty {
+        return Success::Invalid(ty.clone());
+    }
+    let Some(seg) = last_segment(ty) else {
+        return Success::Unknown;
+    };
+    let name = seg.ident.to_string();
+    match name.as_str() {
+        "AgentToolResult" => match generic_types(seg).as_slice() {
+            [details] => Success::Details((*details).clone()),
+            _ => Success::Unknown,
+        },
+        "String" => Success::Text,
+        "bool" | "char" | "u8" | "u16" | "u32" | "u64" | "u128" | "usize" | "i8" | "i16"
+        | "i32" | "i64" | "i128" | "isize" | "f32" | "f64" | "Value" | "Vec" | "Option"
+        | "HashMap" | "BTreeMap" | "Content" => Success::Invalid(ty.clone()),
+        _ => Success::Unknown,
     }
 }

@@ -10,7 +10,7 @@ use proc_macro2::Span;
 use syn::spanned::Spanned;
 use syn::{Attribute, Expr, Lit};
 
-use crate::ast::{Role, ToolFn};
+use crate::ast::{Output, Role, Success, ToolFn};
 use crate::attr::Arg;
 use crate::doc::{self, Doc};
 use crate::names;
@@ -60,6 +60,16 @@ pub enum Place {
 /// An error with a `help:` line.
 pub fn error(span: Span, message: impl std::fmt::Display, help: impl std::fmt::Display) -> syn::Error {
     syn::Error::new(span, format!("{message}\n\nhelp: {help}"))
+}
+
+/// An error spanning all of `tokens` (start to end), with a `help:` line. syn's
+/// `Spanned::span` would keep only the first token on stable Rust.
+pub fn error_at(
+    tokens: impl quote::ToTokens,
+    message: impl std::fmt::Display,
+    help: impl std::fmt::Display,
+) -> syn::Error {
+    syn::Error::new_spanned(tokens, format!("{message}\n\nhelp: {help}"))
 }
 
 /// Checks the attribute arguments and the function; returns the spec or every error.
@@ -241,8 +251,8 @@ fn string_value(key: &str, value: &Expr, errors: &mut Vec<syn::Error>) -> Option
         "prompt_snippet" => "prompt_snippet = \"One line for the tool list\"",
         _ => "timeout = \"30s\"",
     };
-    errors.push(error(
-        value.span(),
+    errors.push(error_at(
+        value,
         format!("`{key}` takes a string literal"),
         format!("write `{example}`"),
     ));
@@ -251,8 +261,8 @@ fn string_value(key: &str, value: &Expr, errors: &mut Vec<syn::Error>) -> Option
 
 fn string_array(value: &Expr, errors: &mut Vec<syn::Error>) -> Vec<String> {
     let Expr::Array(array) = value else {
-        errors.push(error(
-            value.span(),
+        errors.push(error_at(
+            value,
             "`prompt_guidelines` takes an array of string literals",
             "write `prompt_guidelines = [\"Use for ...\", \"Never ...\"]`",
         ));
@@ -265,8 +275,8 @@ fn string_array(value: &Expr, errors: &mut Vec<syn::Error>) -> Vec<String> {
         {
             out.push(s.value());
         } else {
-            errors.push(error(
-                elem.span(),
+            errors.push(error_at(
+                elem,
                 "each of `prompt_guidelines` must be a string literal",
                 "write `prompt_guidelines = [\"Use for ...\", \"Never ...\"]`",
             ));
@@ -351,9 +361,6 @@ fn check_signature(tool: &ToolFn, place: Place, errors: &mut Vec<syn::Error>) {
             format!("write `async fn {}(...)`", tool.ident),
         ));
     }
-    if let Some(c) = &sig.constness {
-        errors.push(error(c.span, "a tool function cannot be `const`", "remove `const`"));
-    }
     if let syn::Safety::Unsafe(u) = &sig.safety {
         errors.push(error(
             u.span,
@@ -362,10 +369,10 @@ fn check_signature(tool: &ToolFn, place: Place, errors: &mut Vec<syn::Error>) {
         ));
     }
     if let Some(abi) = &sig.abi {
-        errors.push(error(abi.span(), "a tool function cannot be `extern`", "remove the ABI"));
+        errors.push(error_at(abi, "a tool function cannot be `extern`", "remove the ABI"));
     }
     if let Some(v) = &sig.variadic {
-        errors.push(error(v.span(), "a tool function cannot be variadic", "remove `...`"));
+        errors.push(error_at(v, "a tool function cannot be variadic", "remove `...`"));
     }
     let type_params: Vec<_> = sig
         .generics
@@ -374,27 +381,27 @@ fn check_signature(tool: &ToolFn, place: Place, errors: &mut Vec<syn::Error>) {
         .filter(|p| !matches!(p, syn::GenericParam::Lifetime(_)))
         .collect();
     if let Some(first) = type_params.first() {
-        errors.push(error(
-            first.span(),
+        errors.push(error_at(
+            first,
             "a tool function cannot be generic",
             "the model's arguments need one concrete params type: replace the type parameter with a concrete type",
         ));
     } else if let Some(w) = &sig.generics.where_clause {
-        errors.push(error(
-            w.span(),
+        errors.push(error_at(
+            w,
             "a tool function cannot have a `where` clause",
             "use concrete types",
         ));
     }
 
     match (&tool.receiver, place) {
-        (Some(r), Place::Free) => errors.push(error(
-            r.span_tokens.span(),
+        (Some(r), Place::Free) => errors.push(error_at(
+            &r.span_tokens,
             "`self` in a #[pi_tool] function outside #[pi_tools]",
             "put #[pi_tools] on the impl block: its #[pi_tool] methods become tools sharing `&self` behind an `Arc`",
         )),
-        (Some(r), Place::Method) if !r.is_shared_ref => errors.push(error(
-            r.span_tokens.span(),
+        (Some(r), Place::Method) if !r.is_shared_ref => errors.push(error_at(
+            &r.span_tokens,
             "a #[pi_tools] method takes `&self`",
             "tools share their state behind an `Arc` and may run concurrently: take `&self` and use interior mutability (a `Mutex`, an atomic) for changes",
         )),
@@ -406,12 +413,23 @@ fn check_signature(tool: &ToolFn, place: Place, errors: &mut Vec<syn::Error>) {
         _ => {}
     }
 
-    if let Err(span) = &tool.output {
-        errors.push(error(
+    match &tool.output {
+        Output::Missing(span) => errors.push(error(
             *span,
             "a tool function returns `Result<T, E>`",
             "add a return type, for example `-> Result<String, ToolError>` or `-> Result<AgentToolResult<Details>, ToolError>`",
-        ));
+        )),
+        Output::NotResult(ty) => errors.push(error_at(
+            ty,
+            format!("a tool function returns `Result<T, E>`, not `{}`", quote::quote!(#ty).to_string().replace(" < ", "<").replace(" >", ">").replace(" ,", ",")),
+            "return `Result<AgentToolResult<D>, ToolError>` or `Result<String, ToolError>` and wrap the value in `Ok(...)`; errors become error results the model reads",
+        )),
+        Output::Result { success: Success::Invalid(ok), .. } => errors.push(error_at(
+            ok,
+            format!("`{}` is not a tool result", quote::quote!(#ok).to_string().replace(" < ", "<").replace(" >", ">").replace(" ,", ",")),
+            "return `AgentToolResult<D>` (text for the model plus typed details), or a `String` for the model to read: `Ok(value.to_string())`",
+        )),
+        Output::Result { .. } => {}
     }
 
     let mut params_seen: Option<&syn::Type> = None;
@@ -419,10 +437,9 @@ fn check_signature(tool: &ToolFn, place: Place, errors: &mut Vec<syn::Error>) {
     let mut last_role = "";
     let mut seen_roles: Vec<usize> = Vec::new();
     for arg in &tool.args {
-        let span = arg.ty.span();
         if let syn::Type::ImplTrait(_) = &arg.ty {
-            errors.push(error(
-                span,
+            errors.push(error_at(
+                &arg.ty,
                 "a tool function cannot take `impl Trait`",
                 "the model's arguments need one concrete params type",
             ));
@@ -430,33 +447,27 @@ fn check_signature(tool: &ToolFn, place: Place, errors: &mut Vec<syn::Error>) {
         }
         match &arg.role {
             Role::ByReference { what: "params" } => {
-                errors.push(error(
-                    span,
+                errors.push(error_at(
+                    &arg.ty,
                     "the params argument is taken by value",
                     "remove the `&`: the tool owns its deserialised params",
                 ));
                 continue;
             }
             Role::ByReference { what } => {
-                errors.push(error(
-                    span,
+                errors.push(error_at(
+                    &arg.ty,
                     format!("`{what}` is taken by value"),
                     format!("remove the `&`: `{what}` is cheap to clone"),
                 ));
                 continue;
             }
-            Role::BareOnUpdate => {
-                errors.push(error(
-                    span,
-                    "`OnUpdate` needs its details type",
-                    "write `OnUpdate<D>` where `D` is the details type of the returned `AgentToolResult<D>`",
-                ));
-                continue;
-            }
+            // rustc reports the missing generic itself (see `ToolFn::defers_to_rustc`).
+            Role::BareOnUpdate => continue,
             Role::Params => {
                 if let Some(first) = params_seen {
-                    errors.push(error(
-                        span,
+                    errors.push(error_at(
+                        &arg.ty,
                         format!(
                             "a tool takes one params argument, and `{}` already is it",
                             quote::quote!(#first).to_string().replace(' ', "")
@@ -471,16 +482,16 @@ fn check_signature(tool: &ToolFn, place: Place, errors: &mut Vec<syn::Error>) {
         }
         let position = arg.role.position();
         if seen_roles.contains(&position) {
-            errors.push(error(
-                span,
+            errors.push(error_at(
+                &arg.ty,
                 format!("a second {} argument", arg.role.describe()),
                 "each role appears at most once: remove this argument",
             ));
             continue;
         }
         if position < last_position {
-            errors.push(error(
-                span,
+            errors.push(error_at(
+                &arg.ty,
                 format!("the {} argument comes after the {} argument", arg.role.describe(), last_role),
                 "arguments follow Pi's order: call id (`&str`), params, `AbortSignal`, `OnUpdate<D>`, `ExtensionContext`; leave out the ones you do not need",
             ));

@@ -11,7 +11,7 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Ident, Type, Visibility};
 
-use crate::ast::{Role, ToolFn};
+use crate::ast::{Output, Role, Success, ToolFn};
 use crate::check::{Description, Spec};
 use crate::doc::Piece;
 
@@ -33,7 +33,12 @@ pub fn tool(
 ) -> TokenStream {
     let p = quote!(::pi_tool::__private);
     let fn_ident = &tool.ident;
-    let Ok(ret) = &tool.output else {
+    let Output::Result {
+        ty: ret,
+        success,
+        error,
+    } = &tool.output
+    else {
         return TokenStream::new();
     };
     let name = &spec.name;
@@ -44,9 +49,18 @@ pub fn tool(
         Some(ty) => quote!(#ty),
         None => quote!(#p::NoParams),
     };
-    // The return type's span makes an unsupported return type an error on the user's
-    // `-> ...`, with `ToolReturn`'s message.
-    let details = quote_spanned!(ret.span()=> <#ret as #p::ToolReturn>::Details);
+    // Read from syntax where possible, so a problem with the details type is reported
+    // on the user's `D`; aliases go through `ToolReturn`, spanned on the return type.
+    let details = match success {
+        Success::Details(d) => quote!(#d),
+        Success::Text => quote!(#p::NoDetails),
+        Success::Unknown | Success::Invalid(_) => {
+            quote_spanned!(ret.span()=> <#ret as #p::ToolReturn>::Details)
+        }
+    };
+    // The conversion of the user's error type, spanned on it: `E: Into<ToolError>`.
+    let convert_span = error.as_ref().map_or_else(|| ret.span(), |e| e.span());
+    let convert = quote_spanned!(convert_span=> #p::tool_output(__future.await));
 
     let execution_mode = spec.execution_mode.map(|mode| {
         let mode = Ident::new(mode, Span::call_site());
@@ -70,22 +84,33 @@ pub fn tool(
         Role::Params => quote!(__params),
         Role::Signal => quote!(__signal),
         Role::Context => quote!(__ctx),
+        Role::OnUpdate(_) => quote!(__on_update),
+        Role::ByReference { .. } | Role::BareOnUpdate => quote!(),
+    });
+    // `OnUpdate<D>` must be the tool's own details type: checked by a bound spanned on
+    // the user's `OnUpdate<D>`, with `SameDetails`' message.
+    let update_check = tool.args.iter().find_map(|arg| match &arg.role {
         Role::OnUpdate(d) => {
             let span = arg.ty.span();
-            quote_spanned!(span=> #p::on_update_argument::<#d, _>(__on_update))
+            Some(quote_spanned! {span=>
+                let __on_update = #p::on_update_argument::<#d, <Self as #p::ToolMetadata>::Details>(__on_update);
+            })
         }
-        Role::ByReference { .. } | Role::BareOnUpdate => quote!(),
+        _ => None,
     });
     let call = match target {
         Target::Free => quote!(#fn_ident(#(#call_args),*)),
         Target::Method { self_ty } => quote!(<#self_ty>::#fn_ident(&*self.state, #(#call_args),*)),
     };
-    // Spanned on the function's name: a future that is not `Send` is reported there, by
-    // the bound of `tool_future_must_be_send`.
-    let body = quote_spanned! {fn_ident.span()=>
-        #p::tool_future_must_be_send(async move {
-            #p::ToolReturn::into_tool_output(#call.await)
-        })
+    // The future is checked for `Send` through one token spanned on the function's name,
+    // so rustc reports "future returned by `name` is not `Send`" there, once.
+    let future_ident = Ident::new("__future", fn_ident.span());
+    let send_check = quote_spanned!(fn_ident.span()=> #p::tool_future_must_be_send);
+    let body = quote! {
+        #update_check
+        let #future_ident = #call;
+        let __future = #send_check(#future_ident);
+        async move { #convert }
     };
     let output = quote!(impl #p::Future<Output = #p::Result<#p::AgentToolResult<Self::Details>, #p::ToolError>> + #p::Send);
     let execute = if tool.needs_context() {

@@ -63,6 +63,11 @@ fn free_fn(args: TokenStream2, input: TokenStream2) -> TokenStream2 {
     let spec = check::check(args, &item.attrs, &tool, Place::Free, &mut errors);
     let struct_ident = expand::fn_struct_ident(&item.sig.ident);
     match spec {
+        Some(_) if tool.defers_to_rustc() => fallback::emit(
+            input,
+            fallback::stub(&item.vis, &struct_ident),
+            errors,
+        ),
         Some(spec) if errors.is_empty() => {
             let generated = expand::tool(
                 &tool,
@@ -165,6 +170,10 @@ fn impl_block(args: TokenStream2, input: TokenStream2) -> TokenStream2 {
         let (args, arg_errors) = attr::parse_args(tokens);
         errors.extend(arg_errors);
         let tool = ToolFn::from_signature(&method.sig);
+        if tool.defers_to_rustc() {
+            // rustc rejects the method itself; its tool is left out.
+            continue;
+        }
         if let Some(spec) = check::check(args, &method.attrs, &tool, Place::Method, &mut errors) {
             if let Some(other) = found.iter().find(|f| f.spec.name == spec.name) {
                 errors.push(check::error(

@@ -25,7 +25,7 @@ pub use crate::context::ExtensionContext;
 pub use crate::error::ToolError;
 pub use crate::mode::ToolExecutionMode;
 pub use crate::params::NoParams;
-pub use crate::result::{AgentToolResult, IntoToolResult};
+pub use crate::result::{AgentToolResult, IntoToolResult, NoDetails};
 pub use crate::tool::{
     AgentTool, IntoAgentTool, IntoToolDefinition, ToolDefinition, ToolMetadata, TypedTool,
     TypedToolDefinition,
@@ -41,7 +41,7 @@ pub use crate::update::OnUpdate;
 )]
 pub trait ToolReturn {
     /// The details type of the success value.
-    type Details: serde::Serialize + Send + 'static;
+    type Details: Send + 'static;
     /// Converts into what `TypedTool::execute` returns.
     fn into_tool_output(self) -> Result<AgentToolResult<Self::Details>, ToolError>;
 }
@@ -49,15 +49,42 @@ pub trait ToolReturn {
 impl<T, E> ToolReturn for Result<T, E>
 where
     T: IntoToolResult,
-    E: Into<ToolError>,
+    E: IntoToolError,
 {
     type Details = T::Details;
 
     fn into_tool_output(self) -> Result<AgentToolResult<T::Details>, ToolError> {
         match self {
             Ok(value) => Ok(value.into_tool_result()),
-            Err(error) => Err(error.into()),
+            Err(error) => Err(error.into_tool_error()),
         }
+    }
+}
+
+/// The error type of a tool function: anything that converts into [`ToolError`].
+#[diagnostic::on_unimplemented(
+    message = "the tool's error type `{Self}` does not convert into `ToolError`",
+    label = "`{Self}` is not `Into<ToolError>`",
+    note = "return `ToolError` (`ToolError::new(\"...\")`), or any type implementing `std::error::Error + Send + Sync + 'static`, or implement `From<{Self}> for ToolError`"
+)]
+pub trait IntoToolError {
+    /// Converts.
+    fn into_tool_error(self) -> ToolError;
+}
+
+impl<E: Into<ToolError>> IntoToolError for E {
+    fn into_tool_error(self) -> ToolError {
+        self.into()
+    }
+}
+
+/// Converts what the tool function returned into what `TypedTool::execute` returns.
+pub fn tool_output<T: IntoToolResult, E: IntoToolError>(
+    output: Result<T, E>,
+) -> Result<AgentToolResult<T::Details>, ToolError> {
+    match output {
+        Ok(value) => Ok(value.into_tool_result()),
+        Err(error) => Err(error.into_tool_error()),
     }
 }
 
