@@ -7,7 +7,6 @@
 //! checked on syntax; `expand.rs` emits assertions for them, spanned on the same tokens.
 
 use proc_macro2::Span;
-use syn::spanned::Spanned;
 use syn::{Attribute, Expr, Lit};
 
 use crate::ast::{Output, Role, Success, ToolFn};

@@ -57,7 +57,9 @@ pub fn from_attrs(attrs: &[Attribute]) -> Doc {
             }
             other => {
                 if !lines.is_empty() {
-                    pieces.push(Piece::Text(format!("{}\n", render(&lines))));
+                    // A blank doc line before the included text keeps the paragraph break.
+                    let sep = if ends_blank(&lines) { "\n\n" } else { "\n" };
+                    pieces.push(Piece::Text(format!("{}{sep}", render(&lines))));
                     lines.clear();
                 }
                 pieces.push(Piece::Expr(other.clone()));
@@ -69,12 +71,18 @@ pub fn from_attrs(attrs: &[Attribute]) -> Doc {
         // After an included file, the next lines start on a fresh line.
         let text = if pieces.is_empty() {
             text
+        } else if lines.first().is_some_and(|l| l.trim().is_empty()) {
+            format!("\n\n{text}")
         } else {
             format!("\n{text}")
         };
         pieces.push(Piece::Text(text));
     }
     Doc { pieces }
+}
+
+fn ends_blank(lines: &[String]) -> bool {
+    lines.last().is_some_and(|l| l.trim().is_empty())
 }
 
 /// Renders doc lines (one space already stripped) as Markdown text.

@@ -155,11 +155,18 @@ pub fn tool(
         },
         Target::Method { self_ty } => {
             let new_doc = format!("The `{name}` tool over shared state.");
+            let struct_name = struct_ident.to_string();
             quote! {
                 #[doc = #struct_doc]
-                #[derive(Debug, Clone)]
+                #[derive(Clone)]
                 #vis struct #struct_ident {
                     state: #p::Arc<#self_ty>,
+                }
+
+                impl #p::fmt::Debug for #struct_ident {
+                    fn fmt(&self, f: &mut #p::fmt::Formatter<'_>) -> #p::fmt::Result {
+                        f.debug_struct(#struct_name).finish_non_exhaustive()
+                    }
                 }
 
                 impl #struct_ident {
@@ -213,7 +220,7 @@ fn description_tokens(description: &Description) -> TokenStream {
                     Piece::Text(t) => quote!(#t),
                     Piece::Expr(e) => quote!(#e),
                 });
-                quote!(::pi_tool::__private::trim_doc(::core::concat!(#(#pieces),*)))
+                quote!(::pi_tool::__private::trim_doc(::pi_tool::__private::concat!(#(#pieces),*)))
             }
         }
     }
@@ -274,7 +281,7 @@ pub fn accessors(self_ty: &Type, tools: &[MethodTool<'_>]) -> TokenStream {
         quote! {
             #[doc = #doc]
             pub fn tools(self: &#p::Arc<Self>) -> #p::Vec<#p::Arc<dyn #p::AgentTool>> {
-                #p::vec![#(#items),*]
+                #p::Vec::from([#(#items),*])
             }
         }
     });
@@ -286,7 +293,7 @@ pub fn accessors(self_ty: &Type, tools: &[MethodTool<'_>]) -> TokenStream {
 
             #[doc = #defs_doc]
             pub fn tool_definitions(self: &#p::Arc<Self>) -> #p::Vec<#p::Arc<dyn #p::ToolDefinition>> {
-                #p::vec![#(#definitions),*]
+                #p::Vec::from([#(#definitions),*])
             }
         }
     }

@@ -8,13 +8,15 @@
 
 use std::pin::Pin;
 
+pub use ::core::concat;
+pub use ::core::fmt;
 pub use ::core::future::Future;
 pub use ::core::marker::Send;
 pub use ::core::option::Option::{self, None, Some};
 pub use ::core::result::Result;
 pub use ::std::sync::Arc;
 pub use ::std::time::Duration;
-pub use ::std::vec::{self, Vec};
+pub use ::std::vec::Vec;
 
 pub use schemars;
 pub use serde;
