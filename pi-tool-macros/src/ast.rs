@@ -110,10 +110,8 @@ impl ToolFn {
         for input in &sig.inputs {
             match input {
                 FnArg::Receiver(r) => {
-                    let is_shared_ref = matches!(
-                        &r.kind,
-                        syn::ReceiverKind::Reference(_, _, None)
-                    ) && r.mutability.is_none();
+                    let is_shared_ref = matches!(&r.kind, syn::ReceiverKind::Reference(_, _, None))
+                        && r.mutability.is_none();
                     receiver = Some(Receiver {
                         span_tokens: input.clone(),
                         is_shared_ref,
@@ -160,7 +158,11 @@ impl ToolFn {
     /// generic, `const async fn`): then the macro adds no error of its own, so the user
     /// sees rustc's, once.
     pub fn defers_to_rustc(&self) -> bool {
-        self.sig.constness.is_some() || self.args.iter().any(|a| matches!(a.role, Role::BareOnUpdate))
+        self.sig.constness.is_some()
+            || self
+                .args
+                .iter()
+                .any(|a| matches!(a.role, Role::BareOnUpdate))
     }
 
     /// Whether the function takes an `ExtensionContext` (and so is a definition).

@@ -57,7 +57,11 @@ pub enum Place {
 }
 
 /// An error with a `help:` line.
-pub fn error(span: Span, message: impl std::fmt::Display, help: impl std::fmt::Display) -> syn::Error {
+pub fn error(
+    span: Span,
+    message: impl std::fmt::Display,
+    help: impl std::fmt::Display,
+) -> syn::Error {
     syn::Error::new(span, format!("{message}\n\nhelp: {help}"))
 }
 
@@ -168,7 +172,13 @@ fn check_keys(args: Vec<Arg>, errors: &mut Vec<syn::Error>) -> Keys {
         if !KEYS.contains(&key_name.as_str()) {
             let help = match names::closest(&key_name, KEYS) {
                 Some(suggestion) => format!("did you mean `{suggestion}`?"),
-                None => format!("the keys are {}", KEYS.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")),
+                None => format!(
+                    "the keys are {}",
+                    KEYS.iter()
+                        .map(|k| format!("`{k}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
             };
             errors.push(error(key.span(), format!("unknown key `{key_name}`"), help));
             continue;
@@ -318,7 +328,11 @@ fn check_name(name: &str, span: Span, from_fn: bool, errors: &mut Vec<syn::Error
         "use only ASCII letters, digits, `_` and `-`"
     };
     if name.is_empty() {
-        errors.push(error(span, "the tool name is empty", format!("{NAME_RULE}; for example `name = \"get_weather\"`")));
+        errors.push(error(
+            span,
+            "the tool name is empty",
+            format!("{NAME_RULE}; for example `name = \"get_weather\"`"),
+        ));
         return;
     }
     let len = name.chars().count();
@@ -326,7 +340,14 @@ fn check_name(name: &str, span: Span, from_fn: bool, errors: &mut Vec<syn::Error
         errors.push(error(
             span,
             format!("the tool name is {len} characters long; the limit is 64"),
-            format!("{NAME_RULE}; shorten it{}", if from_fn { " with #[pi_tool(name = \"...\")]" } else { "" }),
+            format!(
+                "{NAME_RULE}; shorten it{}",
+                if from_fn {
+                    " with #[pi_tool(name = \"...\")]"
+                } else {
+                    ""
+                }
+            ),
         ));
         return;
     }
@@ -346,7 +367,10 @@ fn check_name(name: &str, span: Span, from_fn: bool, errors: &mut Vec<syn::Error
         errors.push(error(
             span,
             format!("the tool name `{name}` contains `{bad}`"),
-            format!("{NAME_RULE}; {how}, for example `{}`", names::sanitise(name)),
+            format!(
+                "{NAME_RULE}; {how}, for example `{}`",
+                names::sanitise(name)
+            ),
         ));
     }
 }
@@ -368,10 +392,18 @@ fn check_signature(tool: &ToolFn, place: Place, errors: &mut Vec<syn::Error>) {
         ));
     }
     if let Some(abi) = &sig.abi {
-        errors.push(error_at(abi, "a tool function cannot be `extern`", "remove the ABI"));
+        errors.push(error_at(
+            abi,
+            "a tool function cannot be `extern`",
+            "remove the ABI",
+        ));
     }
     if let Some(v) = &sig.variadic {
-        errors.push(error_at(v, "a tool function cannot be variadic", "remove `...`"));
+        errors.push(error_at(
+            v,
+            "a tool function cannot be variadic",
+            "remove `...`",
+        ));
     }
     let type_params: Vec<_> = sig
         .generics

@@ -120,7 +120,11 @@ pub fn render(lines: &[String]) -> String {
             }
             out.push_str(line);
             if starts_fence {
-                fence = Some(if trimmed.starts_with("```") { "```" } else { "~~~" });
+                fence = Some(if trimmed.starts_with("```") {
+                    "```"
+                } else {
+                    "~~~"
+                });
             }
             prose_open = false;
             prev_blank = false;
@@ -173,7 +177,9 @@ mod tests {
     #[test]
     fn soft_wrapped_prose_becomes_one_line() {
         assert_eq!(
-            render(&lines("Return the demo temperature for Paris or Tokyo. Use only for a weather or\ntemperature question about one of those cities.")),
+            render(&lines(
+                "Return the demo temperature for Paris or Tokyo. Use only for a weather or\ntemperature question about one of those cities."
+            )),
             "Return the demo temperature for Paris or Tokyo. Use only for a weather or temperature question about one of those cities."
         );
     }

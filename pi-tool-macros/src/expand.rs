@@ -220,7 +220,9 @@ fn description_tokens(description: &Description) -> TokenStream {
                     Piece::Text(t) => quote!(#t),
                     Piece::Expr(e) => quote!(#e),
                 });
-                quote!(::pi_tool::__private::trim_doc(::pi_tool::__private::concat!(#(#pieces),*)))
+                quote!(::pi_tool::__private::trim_doc(
+                    ::pi_tool::__private::concat!(#(#pieces),*)
+                ))
             }
         }
     }
@@ -268,7 +270,11 @@ pub fn accessors(self_ty: &Type, tools: &[MethodTool<'_>]) -> TokenStream {
         let ident = &t.struct_ident;
         quote!(#p::IntoToolDefinition::into_tool_definition(#ident::new(#p::Arc::clone(self))))
     });
-    let names = tools.iter().map(|t| t.name).collect::<Vec<_>>().join("`, `");
+    let names = tools
+        .iter()
+        .map(|t| t.name)
+        .collect::<Vec<_>>()
+        .join("`, `");
     let defs_doc = format!(
         "Every tool of this block (`{names}`) as a `ToolDefinition` (five arguments; hosts supply the `ExtensionContext`)."
     );
@@ -277,7 +283,8 @@ pub fn accessors(self_ty: &Type, tools: &[MethodTool<'_>]) -> TokenStream {
             let ident = &t.struct_ident;
             quote!(#p::IntoAgentTool::into_agent_tool(#ident::new(#p::Arc::clone(self))))
         });
-        let doc = format!("Every tool of this block (`{names}`) as an `AgentTool`, sharing this state.");
+        let doc =
+            format!("Every tool of this block (`{names}`) as an `AgentTool`, sharing this state.");
         quote! {
             #[doc = #doc]
             pub fn tools(self: &#p::Arc<Self>) -> #p::Vec<#p::Arc<dyn #p::AgentTool>> {

@@ -25,14 +25,13 @@ use syn::spanned::Spanned;
 use crate::ast::ToolFn;
 use crate::check::Place;
 
-/// Turns an `async fn` into a tool: see the `pi_tool` crate documentation.
+#[doc = include_str!("../docs/pi_tool.md")]
 #[proc_macro_attribute]
 pub fn pi_tool(args: TokenStream, input: TokenStream) -> TokenStream {
     free_fn(args.into(), input.into()).into()
 }
 
-/// Turns the `#[pi_tool]` methods of an impl block into tools sharing `&self`: see the
-/// `pi_tool` crate documentation.
+#[doc = include_str!("../docs/pi_tools.md")]
 #[proc_macro_attribute]
 pub fn pi_tools(args: TokenStream, input: TokenStream) -> TokenStream {
     impl_block(args.into(), input.into()).into()
@@ -63,19 +62,12 @@ fn free_fn(args: TokenStream2, input: TokenStream2) -> TokenStream2 {
     let spec = check::check(args, &item.attrs, &tool, Place::Free, &mut errors);
     let struct_ident = expand::fn_struct_ident(&item.sig.ident);
     match spec {
-        Some(_) if tool.defers_to_rustc() => fallback::emit(
-            input,
-            fallback::stub(&item.vis, &struct_ident),
-            errors,
-        ),
+        Some(_) if tool.defers_to_rustc() => {
+            fallback::emit(input, fallback::stub(&item.vis, &struct_ident), errors)
+        }
         Some(spec) if errors.is_empty() => {
-            let generated = expand::tool(
-                &tool,
-                &spec,
-                &item.vis,
-                &struct_ident,
-                expand::Target::Free,
-            );
+            let generated =
+                expand::tool(&tool, &spec, &item.vis, &struct_ident, expand::Target::Free);
             quote!(#item #generated)
         }
         _ => {

@@ -132,7 +132,10 @@ mod tests {
             closest("paralel", &["sequential", "parallel"]),
             Some("parallel")
         );
-        assert_eq!(closest("descripton", &["name", "description"]), Some("description"));
+        assert_eq!(
+            closest("descripton", &["name", "description"]),
+            Some("description")
+        );
         assert_eq!(closest("zzzzzz", &["name", "label"]), None);
         assert_eq!(sanitise("get weather!"), "get_weather_");
     }

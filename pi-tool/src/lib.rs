@@ -22,11 +22,11 @@ pub use mode::ToolExecutionMode;
 pub use params::NoParams;
 pub use result::{AgentToolResult, IntoToolResult, JsonToolResult, NoDetails};
 pub use schema::ToolSchema;
-pub use update::OnUpdate;
 pub use tool::{
     AgentTool, IntoAgentTool, IntoToolDefinition, ToolDefinition, ToolMetadata, ToolSpec,
     TypedTool, TypedToolDefinition, deserialize_params, wrap_tool_definition,
 };
+pub use update::OnUpdate;
 
 #[doc(hidden)]
 pub mod __private;
