@@ -16,7 +16,7 @@ pub enum Role {
     /// `AbortSignal`.
     Signal,
     /// `OnUpdate<D>` with its details type.
-    OnUpdate(Type),
+    OnUpdate(Box<Type>),
     /// `ExtensionContext`.
     Context,
     /// A role type taken in a form the generated code cannot supply; `what` names it.
@@ -69,13 +69,13 @@ pub struct Receiver {
 /// tokens; only aliases (`io::Result<T>`, `type R = ...`) go through `ToolReturn`.
 pub enum Success {
     /// `AgentToolResult<D>`: the details are `D`.
-    Details(Type),
+    Details(Box<Type>),
     /// `String` or `&str`: no details.
     Text,
     /// A type the macro cannot read (an alias): the trait decides.
     Unknown,
     /// A type that is never a tool result (`u32`, `bool`, `()`, `Vec<_>`, ...).
-    Invalid(Type),
+    Invalid(Box<Type>),
 }
 
 /// The return type, analysed.
@@ -83,13 +83,13 @@ pub enum Output {
     /// No `-> ...`: the span where it is missing.
     Missing(Span),
     /// A type whose name does not end in `Result`.
-    NotResult(Type),
+    NotResult(Box<Type>),
     /// `...Result<...>`.
     Result {
-        ty: Type,
+        ty: Box<Type>,
         success: Success,
         /// The error type, when written out (`Result<T, E>`).
-        error: Option<Type>,
+        error: Option<Box<Type>>,
     },
 }
 
@@ -230,7 +230,7 @@ fn classify(ty: &Type) -> Role {
                     _ => None,
                 });
                 match details {
-                    Some(d) => Role::OnUpdate(d),
+                    Some(d) => Role::OnUpdate(Box::new(d)),
                     None => Role::BareOnUpdate,
                 }
             }
@@ -255,18 +255,18 @@ fn generic_types(seg: &syn::PathSegment) -> Vec<&Type> {
 
 fn analyse_output(ty: &Type) -> Output {
     let Some(seg) = last_segment(ty) else {
-        return Output::NotResult(ty.clone());
+        return Output::NotResult(Box::new(ty.clone()));
     };
     if !seg.ident.to_string().ends_with("Result") {
-        return Output::NotResult(ty.clone());
+        return Output::NotResult(Box::new(ty.clone()));
     }
     let args = generic_types(seg);
     let (success, error) = match (seg.ident == "Result", args.as_slice()) {
-        (true, [ok, err]) => (analyse_success(ok), Some((*err).clone())),
+        (true, [ok, err]) => (analyse_success(ok), Some(Box::new((*err).clone()))),
         _ => (Success::Unknown, None),
     };
     Output::Result {
-        ty: ty.clone(),
+        ty: Box::new(ty.clone()),
         success,
         error,
     }
@@ -277,11 +277,11 @@ fn analyse_success(ty: &Type) -> Success {
         return if last_segment(&r.elem).is_some_and(|s| s.ident == "str") {
             Success::Text
         } else {
-            Success::Invalid(ty.clone())
+            Success::Invalid(Box::new(ty.clone()))
         };
     }
     if let Type::Tuple(_) | Type::Array(_) | Type::Slice(_) | Type::Never(_) = ty {
-        return Success::Invalid(ty.clone());
+        return Success::Invalid(Box::new(ty.clone()));
     }
     let Some(seg) = last_segment(ty) else {
         return Success::Unknown;
@@ -289,13 +289,13 @@ fn analyse_success(ty: &Type) -> Success {
     let name = seg.ident.to_string();
     match name.as_str() {
         "AgentToolResult" => match generic_types(seg).as_slice() {
-            [details] => Success::Details((*details).clone()),
+            [details] => Success::Details(Box::new((*details).clone())),
             _ => Success::Unknown,
         },
         "String" => Success::Text,
         "bool" | "char" | "u8" | "u16" | "u32" | "u64" | "u128" | "usize" | "i8" | "i16"
         | "i32" | "i64" | "i128" | "isize" | "f32" | "f64" | "Value" | "Vec" | "Option"
-        | "HashMap" | "BTreeMap" | "Content" => Success::Invalid(ty.clone()),
+        | "HashMap" | "BTreeMap" | "Content" => Success::Invalid(Box::new(ty.clone())),
         _ => Success::Unknown,
     }
 }
