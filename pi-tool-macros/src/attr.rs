@@ -28,12 +28,10 @@ pub fn parse_args(tokens: TokenStream) -> (Vec<Arg>, Vec<syn::Error>) {
                 let value: Expr = input.parse()?;
                 args.push(Arg { key, value });
             } else {
-                errors.push(syn::Error::new(
+                errors.push(crate::check::error(
                     key.span(),
-                    format!(
-                        "`{key}` needs a value\n\
-                         help: write `{key} = \"...\"`; #[pi_tool] takes `key = value` pairs"
-                    ),
+                    format!("`{key}` needs a value"),
+                    format!("write `{key} = \"...\"`; #[pi_tool] takes `key = value` pairs"),
                 ));
                 // Skip whatever follows the bare key up to the next comma.
                 while !input.is_empty() && !input.peek(Token![,]) {
@@ -50,12 +48,10 @@ pub fn parse_args(tokens: TokenStream) -> (Vec<Arg>, Vec<syn::Error>) {
     match parser.parse2(tokens) {
         Ok(args) => (args, errors),
         Err(error) => {
-            errors.push(syn::Error::new(
+            errors.push(crate::check::error(
                 error.span(),
-                format!(
-                    "{error}\nhelp: #[pi_tool] takes `key = value` pairs separated by commas, \
-                     for example #[pi_tool(name = \"get_weather\")]"
-                ),
+                error,
+                "#[pi_tool] takes `key = value` pairs separated by commas, for example #[pi_tool(name = \"get_weather\")]",
             ));
             (Vec::new(), errors)
         }

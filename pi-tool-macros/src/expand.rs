@@ -45,6 +45,10 @@ pub fn tool(
     let label = &spec.label;
     let description = description_tokens(&spec.description);
 
+    // The user's own tokens: the bound of `ToolMetadata::Params` then reports a missing
+    // `Deserialize` or `JsonSchema` on the params type, once (serde's note says to derive
+    // it). A helper trait with its own message was tried: rustc then reports the leaf
+    // bound three times instead of once.
     let params_ty = match tool.params() {
         Some(ty) => quote!(#ty),
         None => quote!(#p::NoParams),

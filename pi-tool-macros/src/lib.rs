@@ -37,12 +37,19 @@ pub fn pi_tools(args: TokenStream, input: TokenStream) -> TokenStream {
     impl_block(args.into(), input.into()).into()
 }
 
+/// The span of the item's first token after its attributes (`pub`, `struct`, `fn`, ...).
 fn first_token_span(tokens: &TokenStream2) -> proc_macro2::Span {
-    tokens
-        .clone()
-        .into_iter()
-        .next()
-        .map_or_else(proc_macro2::Span::call_site, |t| t.span())
+    let mut iter = tokens.clone().into_iter().peekable();
+    while let Some(token) = iter.next() {
+        let is_attr_start = matches!(&token, proc_macro2::TokenTree::Punct(p) if p.as_char() == '#')
+            && matches!(iter.peek(), Some(proc_macro2::TokenTree::Group(g)) if g.delimiter() == proc_macro2::Delimiter::Bracket);
+        if is_attr_start {
+            iter.next();
+            continue;
+        }
+        return token.span();
+    }
+    proc_macro2::Span::call_site()
 }
 
 fn free_fn(args: TokenStream2, input: TokenStream2) -> TokenStream2 {
@@ -110,8 +117,8 @@ fn impl_block(args: TokenStream2, input: TokenStream2) -> TokenStream2 {
         ));
     }
     if !item.generics.params.is_empty() {
-        errors.push(check::error(
-            item.generics.params.span(),
+        errors.push(check::error_at(
+            &item.generics,
             "a #[pi_tools] impl block cannot be generic",
             "tools share one concrete state type: use `impl State { ... }` with a concrete `State`",
         ));
