@@ -24,8 +24,14 @@ pub use tool::{
     AgentTool, IntoAgentTool, IntoToolDefinition, ToolDefinition, ToolMetadata, ToolSpec,
     TypedTool, TypedToolDefinition, deserialize_params, wrap_tool_definition,
 };
+pub use update::OnUpdate;
 
 /// Re-exported so that tool crates need no direct dependency on them.
 pub use async_trait::async_trait;
 pub use schemars::JsonSchema;
 pub use serde_json::{Value, json};
+
+/// The schemars version pi-tool generates schemas with. A params type deriving
+/// [`JsonSchema`] without its own schemars dependency names it:
+/// `#[schemars(crate = "pi_tool::schemars")]`.
+pub use schemars;
