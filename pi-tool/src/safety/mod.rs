@@ -1,0 +1,46 @@
+//! Safety helpers for tool authors: paths, commands, result size, secrets.
+//!
+//! # Threat model
+//!
+//! A tool's arguments are written by the model, and the model writes what its context
+//! steers it to: the user's request, but also text from web pages, files, issue
+//! comments and earlier tool results that an attacker may control (prompt injection).
+//! So **every argument is untrusted, even after schema validation**. The schema checks
+//! shape, bounds and literals; it cannot decide whether a customer id, a path, a URL or
+//! a command is one *this caller* may touch. Those decisions belong next to the side
+//! effect, in the tool, re-checked there on every call (Pi's `tool_call` hooks may even
+//! rewrite arguments after validation, without validating again). And what a tool
+//! returns goes back into the model's context, where it is read, repeated and acted on:
+//! it must not carry the host's secrets, and it must not be so large that it drowns
+//! the conversation.
+//!
+//! The helpers, each answering one part of that:
+//!
+//! - [`resolve_existing_path_inside_root`] (and [`resolve_existing_path_inside_root_sync`]):
+//!   a model-given path resolved through symlinks and `..`, refused unless it names an
+//!   existing file inside the project root (the guide's `resolveExistingPathInsideRoot`).
+//! - [`Command`]: a fixed program with an argument array (never a shell string), an
+//!   allowlisted environment, bounded output, a timeout, and a kill on abort.
+//! - [`ResultBudget`]: results (and progress) cut to a line and byte limit with a note
+//!   telling the model how to get more, while the full text stays in `details`.
+//! - [`Redactor`]: configured secrets and credential-shaped text replaced with
+//!   `[REDACTED]`; the runtime applies it to every error message the model reads.
+//!
+//! None of these is a sandbox. They make the common tools safe against a misled model;
+//! a hostile local user racing the filesystem, or a program run with model arguments
+//! that is itself dangerous (`sh`, `python`, `find -exec`), needs OS-level isolation.
+
+mod budget;
+mod command;
+mod path;
+mod redact;
+
+pub use budget::{Continuation, ResultBudget, TrimmedText, Truncated, TruncatedBy, Truncation};
+pub use command::{
+    CapturedOutput, Command, CommandOutput, DEFAULT_ENV_ALLOWLIST, DEFAULT_OUTPUT_LIMIT,
+};
+pub use path::{
+    MAX_PATH_INPUT_BYTES, ResolvedPath, resolve_existing_path_inside_root,
+    resolve_existing_path_inside_root_sync,
+};
+pub use redact::{MIN_SECRET_CHARS, REDACTED, Redactor, RedactorBuilder, RedactorError};
