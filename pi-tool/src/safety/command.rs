@@ -24,8 +24,13 @@
 //!   run fails with [`ToolError::aborted`] at once; if the run's future is dropped instead,
 //!   tokio's `kill_on_drop` kills the child.
 //!
-//! Only the direct child is killed. A program that forks (a shell, `make`) can leave
-//! grandchildren running; run such programs under an OS sandbox or process supervisor.
+//! - **Descendants.** On Unix the child leads its own process group, and when the run
+//!   ends (exit, abort, timeout, or the future being dropped) the whole group is killed:
+//!   what a shell or `make` started in the background does not outlive the call, and
+//!   cannot hold the output pipes open after the child exits. A program that leaves
+//!   the group on purpose (`setsid`, daemons) escapes this, as it escapes any
+//!   group-based supervisor. Elsewhere only the direct child is killed.
+//!
 //! A non-zero exit status is not an error here: the tool decides what it means
 //! ([`CommandOutput::error_if_failed`] is the common answer).
 
@@ -196,6 +201,9 @@ impl Command {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
+        // A new group led by the child (pgid = its pid), so that the group can be killed.
+        #[cfg(unix)]
+        command.process_group(0);
         if !self.inherit_all {
             command.env_clear();
             for key in &self.inherit {
@@ -231,16 +239,26 @@ impl Command {
             .build()
             .spawn()
             .map_err(|error| self.spawn_error(&error))?;
+        // Declared after `child`, so dropped first: every way out of this function,
+        // including the future being dropped, kills what the child started.
+        let group = ProcessGroup(child.id());
         let limit = self.output_limit;
         let stdout = child.stdout.take();
         let stderr = child.stderr.take();
 
         let ended = {
+            let wait = async {
+                let status = child.wait().await;
+                // Background descendants would keep the pipes open (and the readers
+                // waiting) after the child itself is done.
+                group.kill();
+                status
+            };
             let work = async {
                 let (stdout, stderr, status) = tokio::join!(
                     read_bounded(stdout, limit),
                     read_bounded(stderr, limit),
-                    child.wait()
+                    wait
                 );
                 (stdout, stderr, status)
             };
@@ -275,10 +293,12 @@ impl Command {
                 })
             }
             Ended::Aborted => {
+                group.kill();
                 kill(&mut child).await;
                 Err(ToolError::aborted())
             }
             Ended::TimedOut => {
+                group.kill();
                 kill(&mut child).await;
                 let timeout = self.timeout.unwrap_or_default();
                 Err(ToolError::with_kind(
@@ -310,6 +330,31 @@ enum Ended {
     Done((CapturedOutput, CapturedOutput, io::Result<ExitStatus>)),
     Aborted,
     TimedOut,
+}
+
+/// The process group the child leads (Unix); killed on [`kill`](Self::kill) and on drop.
+struct ProcessGroup(Option<u32>);
+
+impl ProcessGroup {
+    fn kill(&self) {
+        #[cfg(unix)]
+        if let Some(pgid) = self.0.and_then(|pid| libc::pid_t::try_from(pid).ok())
+            && pgid > 0
+        {
+            // SAFETY: kill(2) takes plain integers and touches no memory of ours. A
+            // negative pid addresses the group `pgid`, which the child leads because it
+            // was spawned with `process_group(0)`; ESRCH (group already gone) is fine.
+            unsafe {
+                libc::kill(-pgid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+impl Drop for ProcessGroup {
+    fn drop(&mut self) {
+        self.kill();
+    }
 }
 
 async fn kill(child: &mut tokio::process::Child) {
@@ -520,8 +565,8 @@ mod tests {
 
     #[tokio::test]
     async fn abort_kills_the_child_quickly() {
-        let tmp = std::env::temp_dir().join(format!("pi-tool-abort-{}", std::process::id()));
-        let pid_file = tmp.with_extension("pid");
+        let pid_file =
+            std::env::temp_dir().join(format!("pi-tool-abort-{}.pid", std::process::id()));
         let controller = AbortController::new();
         let signal = controller.signal();
         // `exec` keeps the shell's pid, so the recorded pid is the direct child's.
@@ -533,27 +578,80 @@ mod tests {
         ]);
         let started = Instant::now();
         let run = tokio::spawn(async move { command.run(&signal).await });
-        let pid = loop {
-            if let Ok(text) = std::fs::read_to_string(&pid_file)
-                && text.ends_with('\n')
-            {
-                break text.trim().to_owned();
-            }
-            assert!(started.elapsed() < Duration::from_secs(5), "never started");
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        };
-        let _ = std::fs::remove_file(&pid_file);
+        let pid = wait_for_pid(&pid_file, started).await;
+        assert!(alive(&pid));
         controller.abort();
         let error = run.await.unwrap().unwrap_err();
         assert!(error.is_abort());
         assert!(started.elapsed() < Duration::from_secs(2), "abort was slow");
-        // Killed and reaped: `kill -0` finds no such process.
-        let alive = std::process::Command::new("kill")
-            .args(["-0", &pid])
+        // Killed and reaped by the run: `kill -0` finds no such process.
+        assert!(!alive(&pid), "process {pid} survived the abort");
+    }
+
+    fn alive(pid: &str) -> bool {
+        std::process::Command::new("kill")
+            .args(["-0", pid])
             .stderr(Stdio::null())
             .status()
-            .unwrap();
-        assert!(!alive.success(), "process {pid} survived the abort");
+            .unwrap()
+            .success()
+    }
+
+    async fn wait_for_pid(file: &Path, started: Instant) -> String {
+        loop {
+            if let Ok(text) = std::fs::read_to_string(file)
+                && text.ends_with('\n')
+            {
+                let _ = std::fs::remove_file(file);
+                return text.trim().to_owned();
+            }
+            assert!(started.elapsed() < Duration::from_secs(5), "never started");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    #[tokio::test]
+    async fn abort_kills_grandchildren_too() {
+        let pid_file = std::env::temp_dir().join(format!("pi-tool-gc-{}.pid", std::process::id()));
+        let controller = AbortController::new();
+        let signal = controller.signal();
+        let command = Command::new("sh").args([
+            "-c",
+            "sleep 30 & echo $! > \"$1\"; wait",
+            "sh",
+            pid_file.to_str().unwrap(),
+        ]);
+        let started = Instant::now();
+        let run = tokio::spawn(async move { command.run(&signal).await });
+        let grandchild = wait_for_pid(&pid_file, started).await;
+        assert!(alive(&grandchild));
+        controller.abort();
+        assert!(run.await.unwrap().unwrap_err().is_abort());
+        assert!(started.elapsed() < Duration::from_secs(2), "abort was slow");
+        // SIGKILL is delivered at once, but the orphan is reaped by init: poll briefly.
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while alive(&grandchild) && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(
+            !alive(&grandchild),
+            "grandchild {grandchild} survived the abort"
+        );
+    }
+
+    #[tokio::test]
+    async fn background_children_do_not_hold_the_run_open() {
+        // `sleep` inherits stdout: without the group kill the pipe stays open for 30s.
+        let started = Instant::now();
+        let out = run(Command::new("sh")
+            .args(["-c", "sleep 30 & echo started"])
+            .timeout(Duration::from_secs(10)))
+        .await;
+        assert_eq!(out.stdout.text, "started\n");
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "waited for the background child"
+        );
     }
 
     #[tokio::test]
