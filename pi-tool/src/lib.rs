@@ -6,6 +6,7 @@ mod content;
 mod context;
 mod error;
 mod mode;
+pub mod pack;
 mod result;
 pub mod safety;
 pub mod schema;
@@ -19,6 +20,7 @@ pub use context::{
 };
 pub use error::{ABORTED_MESSAGE, ToolError, ToolErrorKind};
 pub use mode::ToolExecutionMode;
+pub use pack::{PackEntry, PackError, ToolOwner, ToolPack, check_tool_name};
 pub use result::{AgentToolResult, IntoToolResult, JsonToolResult, NoDetails};
 pub use schema::ToolSchema;
 pub use tool::{
@@ -31,6 +33,9 @@ pub use update::OnUpdate;
 pub use async_trait::async_trait;
 pub use schemars::JsonSchema;
 pub use serde_json::{Value, json};
+
+#[doc(hidden)]
+pub use tracing as __tracing;
 
 /// The schemars version pi-tool generates schemas with. A params type deriving
 /// [`JsonSchema`] without its own schemars dependency names it:
