@@ -67,6 +67,9 @@ pub const DEFAULT_ENV_ALLOWLIST: &[&str] = &[
 /// Bytes of stdout, and separately of stderr, kept by default (64 KiB).
 pub const DEFAULT_OUTPUT_LIMIT: usize = 64 * 1024;
 
+/// Bytes of stderr that [`CommandOutput::error_if_failed`] puts into its message.
+pub const ERROR_STDERR_BYTES: usize = 4096;
+
 /// How long a killed child gets to be reaped before the run returns anyway.
 const REAP_GRACE: Duration = Duration::from_secs(1);
 
@@ -458,7 +461,8 @@ impl CommandOutput {
     }
 
     /// `Err` when the program exited non-zero: the message gives the status and the
-    /// captured stderr (already bounded; the runtime's redactor still applies to it).
+    /// head of stderr, at most [`ERROR_STDERR_BYTES`] (an error message is read in full
+    /// by the model; the runtime's redactor still applies to it).
     pub fn error_if_failed(self) -> Result<Self, ToolError> {
         if self.success() {
             return Ok(self);
@@ -470,9 +474,13 @@ impl CommandOutput {
         let stderr = self.stderr.text.trim_end();
         let mut message = format!("Command `{}` {status}", self.program);
         if !stderr.is_empty() {
+            let mut keep = stderr.len().min(ERROR_STDERR_BYTES);
+            while !stderr.is_char_boundary(keep) {
+                keep -= 1;
+            }
             message.push_str(": ");
-            message.push_str(stderr);
-            if self.stderr.truncated {
+            message.push_str(&stderr[..keep]);
+            if self.stderr.truncated || keep < stderr.len() {
                 message.push_str("\n[stderr truncated]");
             }
         }
@@ -549,6 +557,30 @@ mod tests {
         assert_eq!(
             error.message(),
             "Command `sh` exited with status 3: 1\n2\n3\n4\n5\n[stderr truncated]"
+        );
+    }
+
+    #[tokio::test]
+    async fn failure_messages_carry_a_bounded_stderr() {
+        let out = run(Command::new("sh").args(["-c", "seq 1 2000 >&2; exit 1"])).await;
+        assert!(
+            !out.stderr.truncated,
+            "64 KiB default keeps more than the message"
+        );
+        let message = out.error_if_failed().unwrap_err().message().to_owned();
+        assert!(message.starts_with("Command `sh` exited with status 1: 1\n2\n"));
+        assert!(message.ends_with("\n[stderr truncated]"));
+        assert!(
+            message.len() < ERROR_STDERR_BYTES + 100,
+            "{}",
+            message.len()
+        );
+        let ok = run(Command::new("true")).await;
+        assert!(ok.error_if_failed().is_ok());
+        let killed = run(Command::new("sh").args(["-c", "kill -9 $$"])).await;
+        assert_eq!(
+            killed.error_if_failed().unwrap_err().message(),
+            "Command `sh` was killed by a signal"
         );
     }
 

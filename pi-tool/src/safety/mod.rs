@@ -38,6 +38,7 @@ mod redact;
 pub use budget::{Continuation, ResultBudget, TrimmedText, Truncated, TruncatedBy, Truncation};
 pub use command::{
     CapturedOutput, Command, CommandOutput, DEFAULT_ENV_ALLOWLIST, DEFAULT_OUTPUT_LIMIT,
+    ERROR_STDERR_BYTES,
 };
 pub use path::{
     MAX_PATH_INPUT_BYTES, ResolvedPath, resolve_existing_path_inside_root,
