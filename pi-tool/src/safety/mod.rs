@@ -26,6 +26,44 @@
 //! - [`Redactor`]: configured secrets and credential-shaped text replaced with
 //!   `[REDACTED]`; the runtime applies it to every error message the model reads.
 //!
+//! # Example
+//!
+//! A search tool that takes a model-given directory and pattern: the directory must be
+//! inside the project, the pattern is one `argv` entry (after `--`, so it cannot be an
+//! option either), the output is bounded twice (bytes captured, then lines shown), and
+//! the host's token never reaches the model.
+//!
+//! ```
+//! use std::time::Duration;
+//! use pi_tool::safety::{Command, Redactor, ResultBudget, resolve_existing_path_inside_root};
+//! use pi_tool::{AbortSignal, AgentToolResult, ExtensionContext, ToolError};
+//!
+//! async fn search(
+//!     ctx: &ExtensionContext,
+//!     dir: &str,
+//!     pattern: &str,
+//!     offset: usize,
+//!     signal: &AbortSignal,
+//! ) -> Result<AgentToolResult<pi_tool::safety::Truncated<()>>, ToolError> {
+//!     let dir = resolve_existing_path_inside_root(ctx.cwd(), dir).await?;
+//!     let output = Command::new("grep")
+//!         .args(["-rn", "--", pattern, "."])
+//!         .current_dir(&dir)
+//!         .timeout(Duration::from_secs(20))
+//!         .output_limit(1 << 20)
+//!         .run(signal)
+//!         .await?;
+//!     let lines: String = output.stdout.text.lines().skip(offset).flat_map(|l| [l, "\n"]).collect();
+//!     let budget = ResultBudget::new(20 * 1024, 200);
+//!     Ok(budget.apply_from(AgentToolResult::text(lines, ()), offset))
+//! }
+//!
+//! // In the host: built once from configuration, applied to every error message.
+//! let redactor = Redactor::new(["host-api-token-from-config"]).expect("long enough");
+//! let error = ToolError::new("upstream said: bad key host-api-token-from-config");
+//! assert_eq!(redactor.redact_error(error).message(), "upstream said: bad key [REDACTED]");
+//! ```
+//!
 //! None of these is a sandbox. They make the common tools safe against a misled model;
 //! a hostile local user racing the filesystem, or a program run with model arguments
 //! that is itself dangerous (`sh`, `python`, `find -exec`), needs OS-level isolation.
