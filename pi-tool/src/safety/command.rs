@@ -231,7 +231,9 @@ impl Command {
     pub async fn run(&self, signal: &AbortSignal) -> Result<CommandOutput, ToolError> {
         signal.throw_if_aborted()?;
         if let Some(dir) = &self.current_dir
-            && !dir.is_dir()
+            && !tokio::fs::metadata(dir)
+                .await
+                .is_ok_and(|metadata| metadata.is_dir())
         {
             return Err(ToolError::new(format!(
                 "Command `{}` could not be started: working directory does not exist",

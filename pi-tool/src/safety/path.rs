@@ -278,6 +278,7 @@ mod tests {
     #[test]
     fn dot_dot_chains_that_leave_are_refused() {
         let (_tmp, root) = layout();
+        assert_eq!(err(&root, "a/../../x"), ESCAPES);
         assert_eq!(err(&root, "a/../../outside/secret.txt"), ESCAPES);
         assert_eq!(err(&root, ".."), ESCAPES);
         assert_eq!(err(&root, "a/b/../../../root-evil/x.txt"), ESCAPES);

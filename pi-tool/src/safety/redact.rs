@@ -126,6 +126,8 @@ impl fmt::Debug for Redactor {
 impl Redactor {
     /// A redactor with the built-in patterns only.
     pub fn builtin() -> Self {
+        // Compile the patterns now, at configuration time, not on the first error.
+        builtin();
         Redactor {
             inner: Arc::new(Inner {
                 secrets: Vec::new(),
@@ -293,6 +295,9 @@ impl RedactorBuilder {
         // makes the order irrelevant for overlaps, but it keeps the spans few.
         forms.sort_unstable_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
         forms.dedup();
+        if self.builtin {
+            builtin();
+        }
         Ok(Redactor {
             inner: Arc::new(Inner {
                 secrets: forms,
