@@ -6,8 +6,10 @@ mod content;
 mod context;
 mod error;
 mod mode;
+pub mod pack;
 mod params;
 mod result;
+pub mod safety;
 pub mod schema;
 mod tool;
 mod update;
@@ -19,6 +21,7 @@ pub use context::{
 };
 pub use error::{ABORTED_MESSAGE, ToolError, ToolErrorKind};
 pub use mode::ToolExecutionMode;
+pub use pack::{PackEntry, PackError, ToolOwner, ToolPack, check_tool_name};
 pub use params::NoParams;
 pub use result::{AgentToolResult, IntoToolResult, JsonToolResult, NoDetails};
 pub use schema::ToolSchema;
@@ -33,11 +36,15 @@ pub mod __private;
 
 pub use pi_tool_macros::{pi_tool, pi_tools};
 
-/// The schemars version pi-tool generates schemas with, for
-/// `#[schemars(crate = "pi_tool::schemars")]` in crates without their own dependency.
-pub use schemars;
-
 /// Re-exported so that tool crates need no direct dependency on them.
 pub use async_trait::async_trait;
 pub use schemars::JsonSchema;
 pub use serde_json::{Value, json};
+
+#[doc(hidden)]
+pub use tracing as __tracing;
+
+/// The schemars version pi-tool generates schemas with. A params type deriving
+/// [`JsonSchema`] without its own schemars dependency names it:
+/// `#[schemars(crate = "pi_tool::schemars")]`.
+pub use schemars;
