@@ -82,15 +82,23 @@ pub fn tool(
         quote!(const PROMPT_GUIDELINES: &'static [&'static str] = &[#(#lines),*];)
     });
 
-    // The call of the user's function, its arguments in the user's order.
+    // The call of the user's function, its arguments in the user's order. The call id is
+    // copied into the future: the user's future then borrows at most `&self`, so the
+    // boxed future below has one lifetime the returned `impl Future` can name (a borrow
+    // of both `&self` and `&str` would be their intersection, which it cannot).
     let call_args = tool.args.iter().map(|arg| match &arg.role {
-        Role::CallId => quote!(__call_id),
+        Role::CallId => quote!(&__call_id),
         Role::Params => quote!(__params),
         Role::Signal => quote!(__signal),
         Role::Context => quote!(__ctx),
         Role::OnUpdate(_) => quote!(__on_update),
         Role::ByReference { .. } | Role::BareOnUpdate => quote!(),
     });
+    let own_call_id = tool
+        .args
+        .iter()
+        .any(|a| matches!(a.role, Role::CallId))
+        .then(|| quote!(let __call_id = #p::String::from(__call_id);));
     // `OnUpdate<D>` must be the tool's own details type: checked by a bound spanned on
     // the user's `OnUpdate<D>`, with `SameDetails`' message.
     let update_check = tool.args.iter().find_map(|arg| match &arg.role {
@@ -112,9 +120,12 @@ pub fn tool(
     let send_check = quote_spanned!(fn_ident.span()=> #p::tool_future_must_be_send);
     let body = quote! {
         #update_check
-        let #future_ident = #call;
-        let __future = #send_check(#future_ident);
-        async move { #convert }
+        #own_call_id
+        async move {
+            let #future_ident = #call;
+            let __future = #send_check(#future_ident);
+            #convert
+        }
     };
     let output = quote!(impl #p::Future<Output = #p::Result<#p::AgentToolResult<Self::Details>, #p::ToolError>> + #p::Send);
     let execute = if tool.needs_context() {

@@ -14,6 +14,7 @@ pub use ::core::future::Future;
 pub use ::core::marker::Send;
 pub use ::core::option::Option::{self, None, Some};
 pub use ::core::result::Result;
+pub use ::std::string::String;
 pub use ::std::sync::Arc;
 pub use ::std::time::Duration;
 pub use ::std::vec::Vec;

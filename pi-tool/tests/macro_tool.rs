@@ -398,3 +398,15 @@ async fn impl_block_tools_share_state() {
         "ReadTool { .. }"
     );
 }
+
+#[test]
+fn generated_tools_go_into_a_pack() {
+    let counter = Arc::new(Counter {
+        count: AtomicUsize::new(0),
+    });
+    let pack = pi_tool::tool_pack![GetWeather, WhereAmI, AddTool = counter.add_tool()];
+    assert_eq!(
+        pack.names().collect::<Vec<_>>(),
+        ["get_weather", "where_am_i", "add"]
+    );
+}
