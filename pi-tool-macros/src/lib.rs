@@ -151,8 +151,8 @@ fn impl_block(args: TokenStream2, input: TokenStream2) -> TokenStream2 {
         };
         any_tool = true;
         for extra in &tool_attrs[1..] {
-            errors.push(check::error(
-                extra.span(),
+            errors.push(check::error_at(
+                extra,
                 "#[pi_tool] is given twice on one method",
                 "merge the keys into one #[pi_tool(...)]",
             ));

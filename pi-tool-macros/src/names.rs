@@ -70,12 +70,22 @@ pub fn humanise(name: &str) -> String {
 
 /// The closest candidate within a small edit distance, for "did you mean".
 pub fn closest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    let word = word.to_lowercase();
     candidates
         .iter()
-        .map(|c| (levenshtein(&word.to_lowercase(), c), *c))
-        .filter(|(d, c)| *d <= (c.len() / 3).max(2))
+        .map(|c| (levenshtein(&word, c), *c))
+        .filter(|(d, c)| *d <= (c.len() / 3).max(2) || is_abbreviation(&word, c))
         .min_by_key(|(d, _)| *d)
         .map(|(_, c)| c)
+}
+
+/// `exec_mode` for `execution_mode`: same start, letters in order.
+fn is_abbreviation(word: &str, candidate: &str) -> bool {
+    if word.len() < 3 || word.chars().next() != candidate.chars().next() {
+        return false;
+    }
+    let mut rest = candidate.chars();
+    word.chars().all(|w| rest.any(|c| c == w))
 }
 
 fn levenshtein(a: &str, b: &str) -> usize {
@@ -137,6 +147,11 @@ mod tests {
             Some("description")
         );
         assert_eq!(closest("zzzzzz", &["name", "label"]), None);
+        assert_eq!(
+            closest("exec_mode", &["name", "execution_mode"]),
+            Some("execution_mode")
+        );
+        assert_eq!(closest("colour", &["name", "label", "timeout"]), None);
         assert_eq!(sanitise("get weather!"), "get_weather_");
     }
 }

@@ -118,6 +118,10 @@ pub fn on_update_argument<D: SameDetails<R>, R>(on_update: OnUpdate<R>) -> OnUpd
 /// The tool's future, boxed so that its type (and `Send`-ness) is checked here, once,
 /// on the user's function name; the `TypedTool` impl then never repeats the error.
 /// One allocation per call, next to the JSON work of the call it is noise.
+///
+/// A helper trait with `#[diagnostic::on_unimplemented]` was tried instead of the plain
+/// `Send` bound: rustc's own "future cannot be sent between threads safely", which
+/// points at the `.await` holding the value, wins over it, so the plain bound reads best.
 pub fn tool_future_must_be_send<'a, F>(
     future: F,
 ) -> Pin<Box<dyn Future<Output = F::Output> + Send + 'a>>
