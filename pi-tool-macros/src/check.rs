@@ -533,3 +533,34 @@ fn check_signature(tool: &ToolFn, place: Place, errors: &mut Vec<syn::Error>) {
         last_role = arg.role.describe();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::parse_duration_ms;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration_ms("500ms"), Ok(500));
+        assert_eq!(parse_duration_ms("30s"), Ok(30_000));
+        assert_eq!(parse_duration_ms("2m"), Ok(120_000));
+        assert_eq!(parse_duration_ms("1h"), Ok(3_600_000));
+        assert!(parse_duration_ms("0s").is_err());
+        assert!(
+            parse_duration_ms("30")
+                .unwrap_err()
+                .contains("unit is missing")
+        );
+        assert!(
+            parse_duration_ms("30 s")
+                .unwrap_err()
+                .contains("unknown unit")
+        );
+        assert!(parse_duration_ms("s").is_err());
+        assert!(parse_duration_ms("99999999999999999999h").is_err());
+        assert!(
+            parse_duration_ms("9999999999999999h")
+                .unwrap_err()
+                .contains("too large")
+        );
+    }
+}
