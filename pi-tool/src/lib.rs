@@ -7,6 +7,7 @@ mod context;
 mod error;
 mod mode;
 mod result;
+pub mod profiles;
 pub mod schema;
 mod tool;
 mod update;

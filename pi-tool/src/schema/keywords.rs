@@ -8,8 +8,6 @@
 //! remove that reorders keys; these helpers only use `shift_*`, keeping wire schemas
 //! deterministic and in declaration order.
 
-#![allow(dead_code)] // Step paths and insert_after serve the provider profiles.
-
 use serde_json::{Map, Value};
 
 /// Keywords whose value is one subschema.
@@ -161,23 +159,6 @@ pub(crate) fn replace_key(map: &mut Map<String, Value>, old: &str, new_key: &str
         }
         None => {
             map.insert(new_key.to_owned(), value);
-        }
-    }
-}
-
-/// Inserts `key` right after `after` (or at the end), unless `key` is already present
-/// (then only its value changes, in place).
-pub(crate) fn insert_after(map: &mut Map<String, Value>, after: &str, key: &str, value: Value) {
-    if let Some(slot) = map.get_mut(key) {
-        *slot = value;
-        return;
-    }
-    match index_of(map, after) {
-        Some(i) => {
-            map.shift_insert(i + 1, key.to_owned(), value);
-        }
-        None => {
-            map.insert(key.to_owned(), value);
         }
     }
 }

@@ -23,6 +23,8 @@ use crate::error::{ToolError, ToolErrorKind};
 pub(crate) mod keywords;
 mod normalize;
 
+pub(crate) use normalize::MAX_DEPTH;
+
 pub use normalize::{Normalized, SchemaError, normalize};
 
 /// A tool's parameter schema and its compiled validator, built once per tool.
