@@ -31,6 +31,17 @@ pub(crate) struct Allow {
     pub(crate) formats: Option<&'static [&'static str]>,
     /// Keep `x-*` extension keywords (MCP); otherwise they are dropped.
     pub(crate) keep_extensions: bool,
+    /// A kept keyword whose value the provider still refuses (it becomes a note).
+    pub(crate) refuses: fn(&str, &Value) -> bool,
+}
+
+fn refuses_nothing(_: &str, _: &Value) -> bool {
+    false
+}
+
+/// Anthropic strict: `minItems` only 0 or 1.
+fn anthropic_refuses(key: &str, value: &Value) -> bool {
+    key == "minItems" && value.as_u64().is_none_or(|n| n > 1)
 }
 
 impl Allow {
@@ -59,7 +70,7 @@ impl Allow {
                 if !keep && let Some(v) = m.shift_remove(k) {
                     notes.push(format!("format: {}", show(&v)));
                 }
-            } else if !self.keep.contains(&k)
+            } else if (!self.keep.contains(&k) || m.get(k).is_some_and(|v| (self.refuses)(k, v)))
                 && let Some(v) = m.shift_remove(k)
             {
                 notes.push(format!("{k}: {}", show(&v)));
@@ -84,6 +95,7 @@ pub(crate) const MCP: Allow = Allow {
     drop: &["$comment", "$schema"],
     formats: None,
     keep_extensions: true,
+    refuses: refuses_nothing,
 };
 
 /// `anthropic` and `openai`: every 2020-12 keyword.
@@ -92,6 +104,7 @@ pub(crate) const FULL: Allow = Allow {
     drop: &["$schema"],
     formats: None,
     keep_extensions: false,
+    refuses: refuses_nothing,
 };
 
 /// `anthropic-strict` (structured outputs' documented subset).
@@ -107,6 +120,7 @@ pub(crate) const ANTHROPIC_STRICT: Allow = Allow {
         "uuid",
     ]),
     keep_extensions: false,
+    refuses: anthropic_refuses,
 };
 
 /// `openai-strict` (Structured Outputs' supported keywords).
@@ -122,6 +136,7 @@ pub(crate) const OPENAI_STRICT: Allow = Allow {
         "date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid",
     ]),
     keep_extensions: false,
+    refuses: refuses_nothing,
 };
 
 /// `gemini` (`parametersJsonSchema`; the keywords of `responseJsonSchema`).
@@ -134,6 +149,7 @@ pub(crate) const GEMINI: Allow = Allow {
     drop: &["title", "examples", "$comment", "deprecated", "readOnly", "writeOnly"],
     formats: None,
     keep_extensions: false,
+    refuses: refuses_nothing,
 };
 
 /// `gemini-openapi` (`parameters`: the proto `Schema`; any other key is a 400).
@@ -147,6 +163,7 @@ pub(crate) const GEMINI_OPENAPI: Allow = Allow {
     drop: &["title", "$comment", "deprecated", "readOnly", "writeOnly", "$defs", "$ref"],
     formats: Some(&["date-time", "enum"]),
     keep_extensions: false,
+    refuses: refuses_nothing,
 };
 
 /// `ollama` (what Ollama's Go structs keep; the rest would be dropped unseen).
@@ -158,4 +175,5 @@ pub(crate) const OLLAMA: Allow = Allow {
     ],
     formats: Some(&[]),
     keep_extensions: false,
+    refuses: refuses_nothing,
 };

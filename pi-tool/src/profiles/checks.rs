@@ -198,8 +198,20 @@ pub(crate) fn forbid_recursion(schema: &Value, ctx: &mut Ctx, why: &str) {
     for e in cyclic_edges(schema) {
         ctx.error(
             &e.pointer,
-            &format!("is recursive (`{}` refers back to `{}`); {why}", e.from, e.to),
+            &format!(
+                "is recursive ({} leads back to {}); {why}",
+                scope_name(&e.to),
+                scope_name(&e.from)
+            ),
         );
+    }
+}
+
+fn scope_name(scope: &str) -> String {
+    if scope == "#" {
+        "the parameters object".to_owned()
+    } else {
+        format!("`{scope}`")
     }
 }
 
@@ -236,7 +248,8 @@ pub(crate) fn cut_recursion(schema: &mut Value, ctx: &mut Ctx) {
     if cut {
         ctx.warn(
             "",
-            "recursive parts are described in words: this profile cannot express `$ref`",
+            "has recursive parts; they are described in words, as this profile cannot \
+             express `$ref`",
         );
     }
 }

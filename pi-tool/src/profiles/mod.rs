@@ -213,7 +213,7 @@ fn where_(pointer: &str) -> String {
             "items" | "additionalProperties" => field.push_str("[]"),
             "$defs" => {
                 if let Some(name) = segments.next() {
-                    field = format!("{name}:");
+                    field = name.replace("~1", "/").replace("~0", "~");
                 }
             }
             _ => {}
@@ -267,7 +267,6 @@ pub fn anthropic_strict(schema: &Value) -> Outcome {
     run(&mut s, &mut ctx, passes::tuple_to_items);
     run(&mut s, &mut ctx, passes::drop_default_null);
     run(&mut s, &mut ctx, passes::type_array_to_any_of);
-    run(&mut s, &mut ctx, passes::min_items_zero_or_one);
     run(&mut s, &mut ctx, strict::untyped_check);
     strict::strict_objects(&mut s, false, &mut ctx);
     allow(&mut s, &mut ctx, &allow::ANTHROPIC_STRICT);

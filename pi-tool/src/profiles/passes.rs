@@ -339,16 +339,6 @@ pub(crate) fn drop_default_null(m: &mut Map<String, Value>, _: &str, _: &mut Ctx
     }
 }
 
-/// Anthropic strict: `minItems` may only be 0 or 1; larger values move to the description.
-pub(crate) fn min_items_zero_or_one(m: &mut Map<String, Value>, _: &str, _: &mut Ctx) {
-    if let Some(n) = m.get("minItems").and_then(Value::as_u64)
-        && n > 1
-    {
-        m.shift_remove("minItems");
-        append_description(m, &format!("minItems: {n}"));
-    }
-}
-
 /// OpenAI strict: regexes with lookaround are not supported; they move to the description.
 pub(crate) fn lookaround_pattern_to_description(m: &mut Map<String, Value>, _: &str, _: &mut Ctx) {
     if let Some(p) = m.get("pattern").and_then(Value::as_str)
