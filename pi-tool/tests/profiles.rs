@@ -13,7 +13,9 @@ use pi_tool::{JsonSchema, ToolSchema, ToolSpec};
 use serde_json::{Map, Value, json};
 
 fn normalized(raw: Value) -> Value {
-    normalize(raw).map(|n| n.schema).unwrap_or_else(|e| panic!("{e}"))
+    normalize(raw)
+        .map(|n| n.schema)
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn canonical<T: JsonSchema>() -> Value {
@@ -21,7 +23,11 @@ fn canonical<T: JsonSchema>() -> Value {
 }
 
 fn spec<T: JsonSchema + 'static>(name: &str) -> ToolSpec {
-    ToolSpec::new(name, format!("The {name} tool."), ToolSchema::for_type::<T>())
+    ToolSpec::new(
+        name,
+        format!("The {name} tool."),
+        ToolSchema::for_type::<T>(),
+    )
 }
 
 #[test]
@@ -74,7 +80,8 @@ fn accepted_wire_schemas_satisfy_the_profile_rules() {
 fn independent_check(profile: Profile, v: &Value, path: &str, out: &mut Vec<String>) {
     match v {
         Value::Object(m) => {
-            let in_data = path.ends_with("/enum") || path.ends_with("/default") || path.ends_with("/example");
+            let in_data =
+                path.ends_with("/enum") || path.ends_with("/default") || path.ends_with("/example");
             let is_schema_map = path.ends_with("/properties") || path.ends_with("/$defs");
             if !in_data && !is_schema_map {
                 check_schema_node(profile, m, path, out);
@@ -87,7 +94,10 @@ fn independent_check(profile: Profile, v: &Value, path: &str, out: &mut Vec<Stri
             }
         }
         Value::Array(list) => {
-            if path.ends_with("/required") || path.ends_with("/propertyOrdering") || path.ends_with("/type") {
+            if path.ends_with("/required")
+                || path.ends_with("/propertyOrdering")
+                || path.ends_with("/type")
+            {
                 return;
             }
             for (i, child) in list.iter().enumerate() {
@@ -101,19 +111,63 @@ fn independent_check(profile: Profile, v: &Value, path: &str, out: &mut Vec<Stri
 fn check_schema_node(profile: Profile, m: &Map<String, Value>, path: &str, out: &mut Vec<String>) {
     let forbidden: &[&str] = match profile {
         Profile::OpenAiStrict => &[
-            "oneOf", "allOf", "not", "if", "then", "else", "prefixItems", "default",
-            "uniqueItems", "minLength", "maxLength", "patternProperties", "examples", "$schema",
+            "oneOf",
+            "allOf",
+            "not",
+            "if",
+            "then",
+            "else",
+            "prefixItems",
+            "default",
+            "uniqueItems",
+            "minLength",
+            "maxLength",
+            "patternProperties",
+            "examples",
+            "$schema",
         ],
         Profile::AnthropicStrict => &[
-            "oneOf", "prefixItems", "minimum", "maximum", "minLength", "maxLength",
-            "uniqueItems", "maxItems", "examples", "default",
+            "oneOf",
+            "prefixItems",
+            "minimum",
+            "maximum",
+            "minLength",
+            "maxLength",
+            "uniqueItems",
+            "maxItems",
+            "examples",
+            "default",
         ],
         Profile::GeminiOpenApi => &[
-            "$ref", "$defs", "oneOf", "allOf", "const", "additionalProperties", "prefixItems",
-            "uniqueItems", "title", "examples", "exclusiveMinimum", "$schema",
+            "$ref",
+            "$defs",
+            "oneOf",
+            "allOf",
+            "const",
+            "additionalProperties",
+            "prefixItems",
+            "uniqueItems",
+            "title",
+            "examples",
+            "exclusiveMinimum",
+            "$schema",
         ],
-        Profile::Gemini => &["oneOf", "const", "title", "examples", "uniqueItems", "$schema"],
-        Profile::Ollama => &["$ref", "oneOf", "const", "format", "minimum", "additionalProperties"],
+        Profile::Gemini => &[
+            "oneOf",
+            "const",
+            "title",
+            "examples",
+            "uniqueItems",
+            "$schema",
+        ],
+        Profile::Ollama => &[
+            "$ref",
+            "oneOf",
+            "const",
+            "format",
+            "minimum",
+            "additionalProperties",
+        ],
         Profile::Mcp => &["oneOf", "const", "$schema"],
         Profile::Anthropic => &["oneOf", "$schema"],
         Profile::OpenAi => &["prefixItems", "$schema"],
@@ -124,7 +178,9 @@ fn check_schema_node(profile: Profile, m: &Map<String, Value>, path: &str, out: 
         }
     }
     let is_object = m.get("type") == Some(&json!("object"))
-        || m.get("type").and_then(Value::as_array).is_some_and(|t| t.contains(&json!("object")))
+        || m.get("type")
+            .and_then(Value::as_array)
+            .is_some_and(|t| t.contains(&json!("object")))
         || m.contains_key("properties");
     if matches!(profile, Profile::OpenAiStrict | Profile::AnthropicStrict) && is_object {
         if m.get("additionalProperties") != Some(&json!(false)) {
@@ -135,10 +191,15 @@ fn check_schema_node(profile: Profile, m: &Map<String, Value>, path: &str, out: 
         }
     }
     if profile == Profile::OpenAiStrict && is_object {
-        let names: Vec<Value> = m["properties"].as_object().map(|p| p.keys().map(|k| json!(k)).collect()).unwrap_or_default();
+        let names: Vec<Value> = m["properties"]
+            .as_object()
+            .map(|p| p.keys().map(|k| json!(k)).collect())
+            .unwrap_or_default();
         let required = m.get("required").cloned().unwrap_or(json!([]));
         if json!(names) != required {
-            out.push(format!("{path}: required {required} != properties {names:?}"));
+            out.push(format!(
+                "{path}: required {required} != properties {names:?}"
+            ));
         }
     }
     if profile == Profile::GeminiOpenApi {
@@ -151,8 +212,13 @@ fn check_schema_node(profile: Profile, m: &Map<String, Value>, path: &str, out: 
             out.push(format!("{path}: type array"));
         }
     }
-    if matches!(profile, Profile::OpenAiStrict | Profile::AnthropicStrict | Profile::GeminiOpenApi) {
-        let typed = ["type", "$ref", "anyOf", "enum", "const", "allOf"].iter().any(|k| m.contains_key(*k));
+    if matches!(
+        profile,
+        Profile::OpenAiStrict | Profile::AnthropicStrict | Profile::GeminiOpenApi
+    ) {
+        let typed = ["type", "$ref", "anyOf", "enum", "const", "allOf"]
+            .iter()
+            .any(|k| m.contains_key(*k));
         if !typed {
             out.push(format!("{path}: untyped schema"));
         }
@@ -166,19 +232,41 @@ fn errors_of(profile: Profile, schema: &Value) -> Vec<String> {
 #[test]
 fn maps_and_free_form_values_are_rejected_by_strict_and_openapi_profiles() {
     let maps = canonical::<Maps>();
-    for p in [Profile::OpenAiStrict, Profile::AnthropicStrict, Profile::GeminiOpenApi] {
+    for p in [
+        Profile::OpenAiStrict,
+        Profile::AnthropicStrict,
+        Profile::GeminiOpenApi,
+    ] {
         let errors = errors_of(p, &maps);
-        assert!(errors.iter().any(|e| e.contains("`map`")), "{p}: {errors:?}");
-        assert!(errors.iter().any(|e| e.contains("`free`")), "{p}: {errors:?}");
+        assert!(
+            errors.iter().any(|e| e.contains("`map`")),
+            "{p}: {errors:?}"
+        );
+        assert!(
+            errors.iter().any(|e| e.contains("`free`")),
+            "{p}: {errors:?}"
+        );
     }
-    for p in [Profile::Mcp, Profile::Anthropic, Profile::OpenAi, Profile::Gemini, Profile::Ollama] {
+    for p in [
+        Profile::Mcp,
+        Profile::Anthropic,
+        Profile::OpenAi,
+        Profile::Gemini,
+        Profile::Ollama,
+    ] {
         assert!(errors_of(p, &maps).is_empty(), "{p}");
     }
     let values = canonical::<JsonValues>();
-    for p in [Profile::OpenAiStrict, Profile::AnthropicStrict, Profile::GeminiOpenApi] {
+    for p in [
+        Profile::OpenAiStrict,
+        Profile::AnthropicStrict,
+        Profile::GeminiOpenApi,
+    ] {
         let errors = errors_of(p, &values);
         assert!(
-            errors.iter().any(|e| e.contains("`value`") && e.contains("any JSON value")),
+            errors
+                .iter()
+                .any(|e| e.contains("`value`") && e.contains("any JSON value")),
             "{p}: {errors:?}"
         );
     }
@@ -188,10 +276,23 @@ fn maps_and_free_form_values_are_rejected_by_strict_and_openapi_profiles() {
 fn recursion_is_rejected_where_it_cannot_be_expressed() {
     let tree = canonical::<Tree>();
     for p in [Profile::AnthropicStrict, Profile::GeminiOpenApi] {
-        assert!(errors_of(p, &tree).iter().any(|e| e.contains("recursive")), "{p}");
+        assert!(
+            errors_of(p, &tree).iter().any(|e| e.contains("recursive")),
+            "{p}"
+        );
     }
-    for p in [Profile::Mcp, Profile::Anthropic, Profile::OpenAi, Profile::OpenAiStrict, Profile::Ollama] {
-        assert!(errors_of(p, &tree).is_empty(), "{p}: {:?}", errors_of(p, &tree));
+    for p in [
+        Profile::Mcp,
+        Profile::Anthropic,
+        Profile::OpenAi,
+        Profile::OpenAiStrict,
+        Profile::Ollama,
+    ] {
+        assert!(
+            errors_of(p, &tree).is_empty(),
+            "{p}: {:?}",
+            errors_of(p, &tree)
+        );
     }
     // Gemini: recursion through an optional property is a warning, through a required
     // one an error.
@@ -199,7 +300,11 @@ fn recursion_is_rejected_where_it_cannot_be_expressed() {
     assert!(g.is_ok(), "{:?}", g.errors);
     assert!(g.warnings.iter().any(|w| w.contains("recursive")));
     let rec = profiles::gemini(&canonical::<Recursive>());
-    assert!(rec.errors.iter().any(|e| e.contains("required property")), "{:?}", rec.errors);
+    assert!(
+        rec.errors.iter().any(|e| e.contains("required property")),
+        "{:?}",
+        rec.errors
+    );
     // Ollama: the recursive part is described, not referenced.
     let o = profiles::ollama(&tree);
     assert!(o.schema.get("$defs").is_none());
@@ -211,13 +316,20 @@ fn openai_strict_requires_everything_and_reverse_map_strips_injected_nulls() {
     let o = profiles::openai_strict(&canonical::<Defaults>());
     assert!(o.is_ok(), "{:?}", o.errors);
     let p = &o.schema["properties"];
-    assert_eq!(o.schema["required"], json!(["page_size", "verbose", "unit", "inner", "query"]));
+    assert_eq!(
+        o.schema["required"],
+        json!(["page_size", "verbose", "unit", "inner", "query"])
+    );
     assert_eq!(p["page_size"]["type"], json!(["integer", "null"]));
     assert!(p["unit"]["enum"].as_array().unwrap().contains(&Value::Null));
     assert_eq!(p["inner"]["type"], json!(["object", "null"]));
-    assert_eq!(o.reverse.paths(), ["/page_size", "/verbose", "/unit", "/inner"]);
+    assert_eq!(
+        o.reverse.paths(),
+        ["/page_size", "/verbose", "/unit", "/inner"]
+    );
 
-    let mut args = json!({"page_size": null, "verbose": "true", "unit": null, "inner": null, "query": null});
+    let mut args =
+        json!({"page_size": null, "verbose": "true", "unit": null, "inner": null, "query": null});
     o.reverse.strip_injected_nulls(&mut args);
     // `query` is required: its null stays for validation to reject.
     assert_eq!(args, json!({"verbose": "true", "query": null}));
@@ -271,7 +383,10 @@ fn tuples_become_items_with_lengths_and_words() {
     assert_eq!(pair["items"]["anyOf"][0], json!({"type": "string"}));
     assert_eq!(pair["minItems"], json!(2));
     assert_eq!(pair["maxItems"], json!(2));
-    assert_eq!(pair["description"], json!("tuple of 2 positional items: string, integer"));
+    assert_eq!(
+        pair["description"],
+        json!("tuple of 2 positional items: string, integer")
+    );
     let same = &o.schema["properties"]["same"];
     assert_eq!(same["items"]["type"], json!("integer"));
 }
@@ -280,7 +395,10 @@ fn tuples_become_items_with_lengths_and_words() {
 fn unsupported_keywords_move_into_the_description() {
     let o = profiles::openai_strict(&canonical::<Validations>());
     let p = &o.schema["properties"];
-    assert_eq!(p["query"]["description"], json!("The query (minLength: 1, maxLength: 80)"));
+    assert_eq!(
+        p["query"]["description"],
+        json!("The query (minLength: 1, maxLength: 80)")
+    );
     assert_eq!(p["url"]["description"], json!("format: uri"));
     assert!(p["url"].get("format").is_none());
     assert_eq!(p["email"]["format"], json!("email"));
@@ -328,14 +446,21 @@ fn gemini_openapi_uses_nullable_and_string_enums() {
 #[test]
 fn mcp_no_parameter_tool_is_closed_object() {
     let o = profiles::mcp(&canonical::<Empty>());
-    assert_eq!(o.schema, json!({"type": "object", "additionalProperties": false}));
+    assert_eq!(
+        o.schema,
+        json!({"type": "object", "additionalProperties": false})
+    );
 }
 
 #[test]
 fn non_object_schema_is_an_error_in_every_profile() {
     for p in Profile::ALL {
         assert!(!p.apply(&json!({"type": "string"})).is_ok(), "{p}");
-        assert!(!p.apply(&json!({"type": "object", "properties": {}, "anyOf": [{}]})).is_ok(), "{p}");
+        assert!(
+            !p.apply(&json!({"type": "object", "properties": {}, "anyOf": [{}]}))
+                .is_ok(),
+            "{p}"
+        );
     }
 }
 
@@ -348,11 +473,18 @@ fn tools() -> Vec<ToolSpec> {
 #[test]
 fn export_shapes() {
     let tools = tools();
-    let a = export(&tools, Profile::AnthropicStrict, ApiShape::AnthropicMessages);
+    let a = export(
+        &tools,
+        Profile::AnthropicStrict,
+        ApiShape::AnthropicMessages,
+    );
     let list = a.to_json();
     assert_eq!(list[0]["name"], json!("get_weather"));
     assert_eq!(list[0]["strict"], json!(true));
-    assert_eq!(list[0]["input_schema"]["additionalProperties"], json!(false));
+    assert_eq!(
+        list[0]["input_schema"]["additionalProperties"],
+        json!(false)
+    );
     // The map tool falls back to non-strict.
     assert_eq!(list[2]["name"], json!("maps"));
     assert!(list[2].get("strict").is_none());
@@ -381,7 +513,10 @@ fn export_shapes() {
     let m = export(&tools, Profile::Mcp, ApiShape::Mcp).to_json();
     assert_eq!(m[0]["title"], json!("Get weather"));
     assert!(m[1].get("title").is_none());
-    assert_eq!(m[1]["inputSchema"], json!({"type": "object", "additionalProperties": false}));
+    assert_eq!(
+        m[1]["inputSchema"],
+        json!({"type": "object", "additionalProperties": false})
+    );
 
     let o = export(&tools, Profile::Ollama, ApiShape::Ollama).to_json();
     assert_eq!(o[0]["function"]["name"], json!("get_weather"));
@@ -391,20 +526,23 @@ fn export_shapes() {
 fn export_uses_the_params_doc_when_the_tool_has_no_description() {
     let s = ToolSpec::new("search", "", ToolSchema::for_type::<Validations>());
     let out = export(&[s], Profile::Anthropic, ApiShape::AnthropicMessages).to_json();
-    assert_eq!(out[0]["description"], json!("Search the web.\n\nSecond paragraph of the doc."));
+    assert_eq!(
+        out[0]["description"],
+        json!("Search the web.\n\nSecond paragraph of the doc.")
+    );
 }
 
 #[test]
 fn export_rejects_unusable_schemas_and_bad_names() {
-    let bad = vec![
-        spec::<Newtype>("newtype"),
-        spec::<Weather>("1bad name"),
-    ];
+    let bad = vec![spec::<Newtype>("newtype"), spec::<Weather>("1bad name")];
     let e = export(&bad, Profile::Gemini, ApiShape::Gemini);
     assert!(e.tools.is_empty());
     assert_eq!(e.rejected.len(), 2);
     let report = e.report();
-    assert!(report.contains("use a struct with named fields"), "{report}");
+    assert!(
+        report.contains("use a struct with named fields"),
+        "{report}"
+    );
     assert!(report.contains("starting with a letter"), "{report}");
 }
 
@@ -412,7 +550,11 @@ fn export_rejects_unusable_schemas_and_bad_names() {
 fn anthropic_strict_request_budget_sends_the_rest_non_strict() {
     let many: Vec<ToolSpec> = (0..22).map(|i| spec::<Weather>(&format!("t{i}"))).collect();
     let e = export(&many, Profile::AnthropicStrict, ApiShape::AnthropicMessages);
-    let strict = e.tools.iter().filter(|t| t.profile == Profile::AnthropicStrict).count();
+    let strict = e
+        .tools
+        .iter()
+        .filter(|t| t.profile == Profile::AnthropicStrict)
+        .count();
     // Weather has 2 optional properties: 12 tools reach the 24-optional budget first.
     assert_eq!(strict, 12);
     assert_eq!(e.fell_back.len(), 10);
@@ -422,7 +564,10 @@ fn anthropic_strict_request_budget_sends_the_rest_non_strict() {
 
 #[test]
 fn assert_portable_passes_for_portable_tools() {
-    assert_portable(&[spec::<Weather>("get_weather"), spec::<Nested>("nested")], &Profile::ALL);
+    assert_portable(
+        &[spec::<Weather>("get_weather"), spec::<Nested>("nested")],
+        &Profile::ALL,
+    );
 }
 
 #[test]

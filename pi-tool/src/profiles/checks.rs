@@ -235,8 +235,9 @@ pub(crate) fn gemini_recursion(schema: &Value, ctx: &mut Ctx) {
     }
 }
 
-/// Ollama (and local servers) ignore `$ref`: recursive references become a described
-/// object and `$defs` goes.
+/// Ollama (and local servers) ignore `$ref`: each recursive definition is expanded
+/// once where it is used, and the reference that would repeat it becomes a described
+/// object; `$defs` goes.
 pub(crate) fn cut_recursion(schema: &mut Value, ctx: &mut Ctx) {
     let defs = schema
         .as_object_mut()
@@ -244,49 +245,74 @@ pub(crate) fn cut_recursion(schema: &mut Value, ctx: &mut Ctx) {
         .and_then(|d| d.as_object().cloned())
         .unwrap_or_default();
     let mut cut = false;
-    replace_refs(schema, &defs, &mut cut, 0);
+    let mut expanding = vec!["#".to_owned()];
+    expand_refs(schema, &defs, &mut expanding, &mut cut, 0);
     if cut {
         ctx.warn(
             "",
-            "has recursive parts; they are described in words, as this profile cannot \
-             express `$ref`",
+            "has recursive parts; below one level they are described in words, as this \
+             profile cannot express `$ref`",
         );
     }
 }
 
-fn replace_refs(value: &mut Value, defs: &Map<String, Value>, cut: &mut bool, depth: usize) {
+fn expand_refs(
+    value: &mut Value,
+    defs: &Map<String, Value>,
+    expanding: &mut Vec<String>,
+    cut: &mut bool,
+    depth: usize,
+) {
     let Value::Object(m) = value else {
         return;
     };
     if depth > MAX_DEPTH {
         return;
     }
+    let mut pushed = false;
     if let Some(Value::String(r)) = m.get("$ref").cloned() {
-        *cut = true;
-        let name = if r == "#" {
-            "the whole parameters object".to_owned()
-        } else {
-            let n = r.strip_prefix("#/$defs/").unwrap_or(&r);
-            format!("`{n}`")
-        };
-        let target_type = if r == "#" {
-            Some(Value::from("object"))
-        } else {
-            r.strip_prefix("#/$defs/")
-                .and_then(|n| defs.get(n))
-                .and_then(|d| d.get("type"))
-                .cloned()
-        };
-        m.shift_remove("$ref");
-        if let Some(t) = target_type {
-            m.insert("type".to_owned(), t);
+        let name = r.strip_prefix("#/$defs/").unwrap_or(&r).to_owned();
+        let body = defs.get(&name).and_then(Value::as_object);
+        match body {
+            Some(body) if !expanding.contains(&name) => {
+                m.shift_remove("$ref");
+                let mut merged = body.clone();
+                for (k, v) in std::mem::take(m) {
+                    merged.insert(k, v);
+                }
+                *m = merged;
+                expanding.push(name);
+                pushed = true;
+            }
+            _ => {
+                *cut = true;
+                let shown = if r == "#" {
+                    "the whole parameters object".to_owned()
+                } else {
+                    format!("`{name}`")
+                };
+                let target_type = if r == "#" {
+                    Some(Value::from("object"))
+                } else {
+                    body.and_then(|d| d.get("type")).cloned()
+                };
+                m.shift_remove("$ref");
+                if let Some(t) = target_type {
+                    m.insert("type".to_owned(), t);
+                }
+                crate::schema::keywords::append_description(
+                    m,
+                    &format!("recursive: same structure as {shown}"),
+                );
+            }
         }
-        crate::schema::keywords::append_description(
-            m,
-            &format!("recursive: same structure as {name}"),
-        );
     }
-    for_each_child_mut(m, |_, child| replace_refs(child, defs, cut, depth + 1));
+    for_each_child_mut(m, |_, child| {
+        expand_refs(child, defs, expanding, cut, depth + 1)
+    });
+    if pushed {
+        expanding.pop();
+    }
 }
 
 /// OpenAI strict: the documented size limits.
@@ -295,11 +321,18 @@ pub(crate) fn openai_limits(b: &Budget, ctx: &mut Ctx) {
         (b.properties, 5000, "properties"),
         (b.object_depth, 10, "levels of object nesting"),
         (b.enum_values, 1000, "enum values"),
-        (b.string_chars, 120_000, "characters of names and enum values"),
+        (
+            b.string_chars,
+            120_000,
+            "characters of names and enum values",
+        ),
     ];
     for (n, max, what) in limits {
         if n > max {
-            ctx.error("", &format!("has {n} {what}; OpenAI strict mode allows {max}"));
+            ctx.error(
+                "",
+                &format!("has {n} {what}; OpenAI strict mode allows {max}"),
+            );
         }
     }
 }
@@ -338,7 +371,9 @@ pub(crate) fn mcp_no_params(schema: &mut Value) {
     let Some(m) = schema.as_object() else {
         return;
     };
-    let empty = m.get("properties").is_some_and(|p| p.as_object().is_some_and(Map::is_empty));
+    let empty = m
+        .get("properties")
+        .is_some_and(|p| p.as_object().is_some_and(Map::is_empty));
     let only_shape = m
         .keys()
         .all(|k| matches!(k.as_str(), "type" | "properties" | "additionalProperties"));

@@ -231,7 +231,10 @@ pub fn export<S: SpecSource>(tools: &[S], profile: Profile, shape: ApiShape) -> 
         }
         if !outcome.is_ok() {
             let reasons = outcome.errors.clone();
-            match profile.fallback().map(|f| (f, f.apply(spec.parameters.json()))) {
+            match profile
+                .fallback()
+                .map(|f| (f, f.apply(spec.parameters.json())))
+            {
                 Some((fallback, o)) if o.is_ok() => {
                     out.fell_back.push((spec.name.clone(), reasons));
                     used = fallback;
@@ -270,7 +273,9 @@ fn has_parameters(schema: &Value) -> bool {
         .get("properties")
         .and_then(Value::as_object)
         .is_some_and(|p| !p.is_empty())
-        || schema.get("additionalProperties").is_some_and(|a| a != &Value::Bool(false))
+        || schema
+            .get("additionalProperties")
+            .is_some_and(|a| a != &Value::Bool(false))
 }
 
 /// One tool entry in the provider's format.

@@ -48,7 +48,6 @@ pub use export::{ApiShape, Export, ExportedTool, SpecSource, export};
 pub use portable::{assert_portable, portability_report, verify};
 pub use reverse::ReverseMap;
 
-
 /// A provider's schema dialect (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Profile {
@@ -262,7 +261,11 @@ pub fn anthropic(schema: &Value) -> Outcome {
 pub fn anthropic_strict(schema: &Value) -> Outcome {
     let (mut s, mut ctx) = (schema.clone(), Ctx::new());
     checks::check_root(&s, &mut ctx);
-    checks::forbid_recursion(&s, &mut ctx, "Anthropic strict mode cannot express recursion");
+    checks::forbid_recursion(
+        &s,
+        &mut ctx,
+        "Anthropic strict mode cannot express recursion",
+    );
     run(&mut s, &mut ctx, passes::one_of_to_any_of);
     run(&mut s, &mut ctx, passes::tuple_to_items);
     run(&mut s, &mut ctx, passes::drop_default_null);

@@ -9,24 +9,17 @@ use crate::schema::keywords::{
     append_description, for_each_child_mut, index_of, json_type_of, replace_key, types_of,
 };
 
+/// A pass over one schema node: the node, its JSON pointer, the collected messages.
+pub(crate) type NodeFn<'a> = dyn FnMut(&mut Map<String, Value>, &str, &mut Ctx) + 'a;
+
 /// Applies `f` to every schema object, parents before children (so children created by
 /// `f` are visited too). `f` gets the node's JSON pointer.
-pub(crate) fn each_node(
-    schema: &mut Value,
-    ctx: &mut Ctx,
-    f: &mut dyn FnMut(&mut Map<String, Value>, &str, &mut Ctx),
-) {
+pub(crate) fn each_node(schema: &mut Value, ctx: &mut Ctx, f: &mut NodeFn<'_>) {
     let mut path = String::new();
     go(schema, &mut path, 0, ctx, f);
 }
 
-fn go(
-    value: &mut Value,
-    path: &mut String,
-    depth: usize,
-    ctx: &mut Ctx,
-    f: &mut dyn FnMut(&mut Map<String, Value>, &str, &mut Ctx),
-) {
+fn go(value: &mut Value, path: &mut String, depth: usize, ctx: &mut Ctx, f: &mut NodeFn<'_>) {
     if depth > MAX_DEPTH {
         ctx.error(path, "the schema nests too deep to be processed");
         return;
@@ -67,7 +60,10 @@ pub(crate) fn one_of_to_any_of(m: &mut Map<String, Value>, path: &str, ctx: &mut
                 any_of.extend(list);
             }
             m.shift_remove("oneOf");
-            ctx.warn(path, "`oneOf` and `anyOf` on one node were merged into one `anyOf`");
+            ctx.warn(
+                path,
+                "`oneOf` and `anyOf` on one node were merged into one `anyOf`",
+            );
         }
         _ => replace_key(m, "oneOf", "anyOf", one_of),
     }
@@ -148,14 +144,19 @@ fn keyword_type(key: &str) -> Option<&'static str> {
     Some(match key {
         "minLength" | "maxLength" | "pattern" | "format" | "contentEncoding"
         | "contentMediaType" => "string",
-        "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" | "multipleOf" => {
-            "number"
-        }
+        "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" | "multipleOf" => "number",
         "items" | "prefixItems" | "minItems" | "maxItems" | "uniqueItems" | "contains"
         | "minContains" | "maxContains" | "unevaluatedItems" => "array",
-        "properties" | "required" | "additionalProperties" | "patternProperties"
-        | "propertyNames" | "minProperties" | "maxProperties" | "unevaluatedProperties"
-        | "dependentRequired" | "dependentSchemas" => "object",
+        "properties"
+        | "required"
+        | "additionalProperties"
+        | "patternProperties"
+        | "propertyNames"
+        | "minProperties"
+        | "maxProperties"
+        | "unevaluatedProperties"
+        | "dependentRequired"
+        | "dependentSchemas" => "object",
         _ => return None,
     })
 }
@@ -215,8 +216,11 @@ pub(crate) fn type_array_to_any_of(m: &mut Map<String, Value>, _: &str, _: &mut 
                 }
                 match (k.as_str(), v) {
                     ("enum", Value::Array(values)) => {
-                        let own: Vec<Value> =
-                            values.iter().filter(|v| type_matches(v, t)).cloned().collect();
+                        let own: Vec<Value> = values
+                            .iter()
+                            .filter(|v| type_matches(v, t))
+                            .cloned()
+                            .collect();
                         b.insert(k.clone(), Value::Array(own));
                     }
                     ("const", c) if !type_matches(c, t) => {}
@@ -240,7 +244,10 @@ pub(crate) fn nullable(m: &mut Map<String, Value>, path: &str, ctx: &mut Ctx) {
     let Some(Value::Array(branches)) = m.get("anyOf") else {
         return;
     };
-    let is_null = |b: &Value| b.as_object().is_some_and(|b| b.len() == 1 && b.get("type") == Some(&json!("null")));
+    let is_null = |b: &Value| {
+        b.as_object()
+            .is_some_and(|b| b.len() == 1 && b.get("type") == Some(&json!("null")))
+    };
     if !branches.iter().any(is_null) {
         return;
     }
@@ -325,7 +332,10 @@ pub(crate) fn required_only_declared(m: &mut Map<String, Value>, path: &str, ctx
     let before = required.len();
     required.retain(|r| r.as_str().is_some_and(|r| declared.iter().any(|d| d == r)));
     if required.len() != before {
-        ctx.warn(path, "dropped `required` names that are not declared properties");
+        ctx.warn(
+            path,
+            "dropped `required` names that are not declared properties",
+        );
     }
     if required.is_empty() {
         m.shift_remove("required");

@@ -71,7 +71,9 @@ fn node(
             || (k.starts_with("x-") && allow.keep_extensions)
             || (allow.keep.contains(&k) && !allow.drop.contains(&k));
         if !allowed {
-            bad(format!("has keyword `{k}`, which {profile} does not accept"));
+            bad(format!(
+                "has keyword `{k}`, which {profile} does not accept"
+            ));
         }
     }
     if let (Some(formats), Some(f)) = (allow.formats, m.get("format").and_then(Value::as_str))
@@ -159,7 +161,10 @@ fn node(
         if matches!(m.get("type"), Some(Value::Array(_))) {
             bad("has a `type` array".into());
         }
-        if m.get("minItems").and_then(Value::as_u64).is_some_and(|n| n > 1) {
+        if m.get("minItems")
+            .and_then(Value::as_u64)
+            .is_some_and(|n| n > 1)
+        {
             bad("has `minItems` above 1".into());
         }
     }

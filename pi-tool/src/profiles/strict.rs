@@ -85,9 +85,8 @@ impl Walk {
             let mut child_scope = scope.clone();
             match step {
                 Step::Entry("properties", name) => self.path.push(Seg::Key(name.to_owned())),
-                Step::Key("items" | "additionalProperties") | Step::Entry("patternProperties", _) => {
-                    self.path.push(Seg::Any)
-                }
+                Step::Key("items" | "additionalProperties")
+                | Step::Entry("patternProperties", _) => self.path.push(Seg::Any),
                 Step::Index("prefixItems" | "items", i) => self.path.push(Seg::Index(i)),
                 Step::Entry("$defs", name) if self.pointer.matches('/').count() == 2 => {
                     child_scope = Scope::Def(name.to_owned());
@@ -127,7 +126,12 @@ impl Walk {
         let required: Vec<String> = m
             .get("required")
             .and_then(Value::as_array)
-            .map(|r| r.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+            .map(|r| {
+                r.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
             .unwrap_or_default();
         let Some(Value::Object(props)) = m.get_mut("properties") else {
             return;
