@@ -584,3 +584,108 @@ fn assert_portable_panics_with_a_readable_report() {
     assert!(message.contains("[openai-strict] tool `maps`"), "{message}");
     assert!(message.contains("`map`"), "{message}");
 }
+
+#[test]
+fn export_accepts_agent_tools() {
+    struct Named(ToolSpec);
+    #[pi_tool::async_trait]
+    impl pi_tool::AgentTool for Named {
+        fn spec(&self) -> &ToolSpec {
+            &self.0
+        }
+        async fn execute(
+            &self,
+            _: &str,
+            _: Value,
+            _: pi_tool::AbortSignal,
+            _: pi_tool::OnUpdate<Option<Value>>,
+        ) -> Result<pi_tool::JsonToolResult, pi_tool::ToolError> {
+            Err(pi_tool::ToolError::new("not called"))
+        }
+    }
+    let tools: Vec<std::sync::Arc<dyn pi_tool::AgentTool>> =
+        vec![std::sync::Arc::new(Named(spec::<Weather>("get_weather")))];
+    let out = export(&tools, Profile::OpenAiStrict, ApiShape::OpenAiResponses);
+    assert!(out.is_clean(), "{}", out.report());
+    assert_eq!(out.to_json()[0]["strict"], json!(true));
+    assert!(
+        out.reverse("get_weather")
+            .is_some_and(|r| r.paths() == ["/unit", "/days"])
+    );
+    assert_portable(&tools, &Profile::ALL);
+}
+
+#[test]
+fn hand_written_schemas_are_normalised_first() {
+    let raw = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "properties": {"where": {"$ref": "#/$defs/Place", "description": "Where"}},
+        "required": ["where"],
+        "$defs": {"Place": {"type": "object", "properties": {"city": {"type": "string", "format": "uint32"}}}}
+    });
+    let o = profiles::gemini_openapi(&raw);
+    assert!(o.is_ok(), "{:?}", o.errors);
+    assert_eq!(
+        o.schema["properties"]["where"],
+        json!({"description": "Where", "type": "object", "properties": {"city": {"type": "string"}}})
+    );
+}
+
+#[test]
+fn openai_strict_moves_lookaround_patterns_and_checks_limits() {
+    let s = json!({"type": "object", "properties": {
+        "a": {"type": "string", "pattern": "^(?!x)[a-z]+$"},
+        "b": {"type": "string", "pattern": "^[a-z]+$"},
+        "c": {"type": "string", "enum": (0..1001).map(|i| format!("v{i}")).collect::<Vec<_>>()}
+    }, "required": ["a", "b", "c"]});
+    let o = profiles::openai_strict(&s);
+    assert_eq!(
+        o.schema["properties"]["a"]["description"],
+        json!("pattern: ^(?!x)[a-z]+$")
+    );
+    assert_eq!(o.schema["properties"]["b"]["pattern"], json!("^[a-z]+$"));
+    assert!(
+        o.errors.iter().any(|e| e.contains("1001 enum values")),
+        "{:?}",
+        o.errors
+    );
+    assert_eq!(o.budget.enum_values, 1001);
+}
+
+#[test]
+fn recursive_ref_siblings_per_provider() {
+    let s = json!({
+        "type": "object",
+        "properties": {"node": {"$ref": "#/$defs/N", "description": "The node", "minProperties": 1}},
+        "$defs": {"N": {"type": "object", "properties": {"next": {"$ref": "#/$defs/N"}}}}
+    });
+    let openai = profiles::openai(&s);
+    assert_eq!(
+        openai.schema["properties"]["node"],
+        json!({"anyOf": [{"$ref": "#/$defs/N"}], "description": "The node", "minProperties": 1})
+    );
+    let gemini = profiles::gemini(&s);
+    assert_eq!(
+        gemini.schema["properties"]["node"],
+        json!({"$ref": "#/$defs/N", "description": "The node"})
+    );
+    assert!(
+        gemini.warnings.iter().any(|w| w.contains("minProperties")),
+        "{:?}",
+        gemini.warnings
+    );
+}
+
+#[test]
+fn one_of_beside_any_of_is_merged_with_a_warning() {
+    let s = json!({"type": "object", "properties": {"x": {
+        "anyOf": [{"type": "string"}], "oneOf": [{"type": "integer"}]
+    }}});
+    let o = profiles::anthropic(&s);
+    assert_eq!(
+        o.schema["properties"]["x"],
+        json!({"anyOf": [{"type": "string"}, {"type": "integer"}]})
+    );
+    assert!(!o.warnings.is_empty());
+}

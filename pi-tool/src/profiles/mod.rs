@@ -20,6 +20,8 @@
 //! | [`Profile::GeminiOpenApi`] | `parameters` (OpenAPI proto) | allow-list only (any other key is a 400), `nullable`, no `$ref` |
 //! | [`Profile::Ollama`] | Ollama / local servers | the few keywords their templates render; the rest as words |
 //!
+//! Every profile first runs [`normalize`](crate::schema::normalize) (a no-op on a
+//! canonical schema), so a hand-written JSON Schema is handled the same way.
 //! Each returns an [`Outcome`]: the wire schema, warnings, errors (non-empty ⇒ the
 //! provider would reject the tool in that mode) and a [`ReverseMap`] that undoes on the
 //! model's arguments what the wire schema added (OpenAI strict's injected `null`s).
@@ -42,6 +44,8 @@ mod strict;
 use std::fmt;
 
 use serde_json::Value;
+
+use crate::schema::normalize;
 
 pub use checks::Budget;
 pub use export::{ApiShape, Export, ExportedTool, SpecSource, export};
@@ -225,6 +229,23 @@ fn where_(pointer: &str) -> String {
     }
 }
 
+/// Every profile starts from the canonical form: [`normalize`] is a no-op on a schema
+/// that is already normalised (what [`ToolSchema`](crate::ToolSchema) holds) and makes
+/// any other JSON Schema (hand-written, or raw schemars output) safe for the passes.
+fn start(schema: &Value) -> (Value, Ctx) {
+    let mut ctx = Ctx::new();
+    match normalize(schema.clone()) {
+        Ok(n) => {
+            ctx.warnings.extend(n.warnings);
+            (n.schema, ctx)
+        }
+        Err(e) => {
+            ctx.error("", &e.to_string());
+            (schema.clone(), ctx)
+        }
+    }
+}
+
 type Pass = fn(&mut serde_json::Map<String, Value>, &str, &mut Ctx);
 
 fn run(schema: &mut Value, ctx: &mut Ctx, pass: Pass) {
@@ -237,7 +258,7 @@ fn allow(schema: &mut Value, ctx: &mut Ctx, rules: &allow::Allow) {
 
 /// `mcp`: the portable schema for MCP `inputSchema`.
 pub fn mcp(schema: &Value) -> Outcome {
-    let (mut s, mut ctx) = (schema.clone(), Ctx::new());
+    let (mut s, mut ctx) = start(schema);
     checks::check_root(&s, &mut ctx);
     run(&mut s, &mut ctx, passes::one_of_to_any_of);
     run(&mut s, &mut ctx, passes::const_to_enum);
@@ -249,7 +270,7 @@ pub fn mcp(schema: &Value) -> Outcome {
 
 /// `anthropic`: Messages `input_schema` without strict mode.
 pub fn anthropic(schema: &Value) -> Outcome {
-    let (mut s, mut ctx) = (schema.clone(), Ctx::new());
+    let (mut s, mut ctx) = start(schema);
     checks::check_root(&s, &mut ctx);
     run(&mut s, &mut ctx, passes::one_of_to_any_of);
     allow(&mut s, &mut ctx, &allow::FULL);
@@ -259,7 +280,7 @@ pub fn anthropic(schema: &Value) -> Outcome {
 
 /// `anthropic-strict`: strict tool use (constrained decoding).
 pub fn anthropic_strict(schema: &Value) -> Outcome {
-    let (mut s, mut ctx) = (schema.clone(), Ctx::new());
+    let (mut s, mut ctx) = start(schema);
     checks::check_root(&s, &mut ctx);
     checks::forbid_recursion(
         &s,
@@ -280,7 +301,7 @@ pub fn anthropic_strict(schema: &Value) -> Outcome {
 
 /// `openai`: Chat Completions / Responses with `strict: false`.
 pub fn openai(schema: &Value) -> Outcome {
-    let (mut s, mut ctx) = (schema.clone(), Ctx::new());
+    let (mut s, mut ctx) = start(schema);
     checks::check_root(&s, &mut ctx);
     run(&mut s, &mut ctx, passes::tuple_to_items);
     run(&mut s, &mut ctx, passes::ref_siblings_any_of);
@@ -291,7 +312,7 @@ pub fn openai(schema: &Value) -> Outcome {
 
 /// `openai-strict`: Structured Outputs function calling (`strict: true`).
 pub fn openai_strict(schema: &Value) -> Outcome {
-    let (mut s, mut ctx) = (schema.clone(), Ctx::new());
+    let (mut s, mut ctx) = start(schema);
     checks::check_root(&s, &mut ctx);
     run(&mut s, &mut ctx, passes::tuple_to_items);
     run(&mut s, &mut ctx, passes::one_of_to_any_of);
@@ -307,7 +328,7 @@ pub fn openai_strict(schema: &Value) -> Outcome {
 
 /// `gemini`: `parametersJsonSchema` (preferred for Gemini).
 pub fn gemini(schema: &Value) -> Outcome {
-    let (mut s, mut ctx) = (schema.clone(), Ctx::new());
+    let (mut s, mut ctx) = start(schema);
     checks::check_root(&s, &mut ctx);
     checks::gemini_recursion(&s, &mut ctx);
     run(&mut s, &mut ctx, passes::one_of_to_any_of);
@@ -321,7 +342,7 @@ pub fn gemini(schema: &Value) -> Outcome {
 
 /// `gemini-openapi`: `parameters` (OpenAPI 3.0 proto; any unknown key fails the request).
 pub fn gemini_openapi(schema: &Value) -> Outcome {
-    let (mut s, mut ctx) = (schema.clone(), Ctx::new());
+    let (mut s, mut ctx) = start(schema);
     checks::check_root(&s, &mut ctx);
     checks::forbid_recursion(&s, &mut ctx, "Gemini's OpenAPI schema has no `$ref`");
     run(&mut s, &mut ctx, passes::one_of_to_any_of);
@@ -341,7 +362,7 @@ pub fn gemini_openapi(schema: &Value) -> Outcome {
 
 /// `ollama`: Ollama and other local OpenAI-compatible servers.
 pub fn ollama(schema: &Value) -> Outcome {
-    let (mut s, mut ctx) = (schema.clone(), Ctx::new());
+    let (mut s, mut ctx) = start(schema);
     checks::check_root(&s, &mut ctx);
     checks::cut_recursion(&mut s, &mut ctx);
     run(&mut s, &mut ctx, passes::one_of_to_any_of);

@@ -354,7 +354,7 @@ pub(crate) fn lookaround_pattern_to_description(m: &mut Map<String, Value>, _: &
     if let Some(p) = m.get("pattern").and_then(Value::as_str)
         && ["(?=", "(?!", "(?<=", "(?<!"].iter().any(|l| p.contains(l))
     {
-        let note = format!("pattern: {}", Value::from(p));
+        let note = format!("pattern: {p}");
         m.shift_remove("pattern");
         append_description(m, &note);
     }

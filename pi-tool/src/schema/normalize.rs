@@ -199,7 +199,9 @@ fn numeric_formats(map: &mut Map<String, Value>, depth: usize) -> Result<(), Sch
     {
         let at = index_of(map, "format").unwrap_or(map.len());
         map.shift_remove("format");
-        if let Some((min, max)) = implied_bounds(&format) {
+        let types = types_of(map);
+        let numeric = types.is_empty() || types.iter().any(|t| matches!(*t, "integer" | "number"));
+        if let (true, Some((min, max))) = (numeric, implied_bounds(&format)) {
             tighten(map, at, "minimum", min, |new, old| new > old);
             let at = index_of(map, "minimum").map_or(at, |i| i + 1);
             tighten(map, at, "maximum", max, |new, old| new < old);
