@@ -120,6 +120,7 @@ impl Allow {
                 }
             } else if (!self.keep.contains(&k) || m.get(k).is_some_and(|v| (self.refuses)(k, v)))
                 && let Some(v) = m.shift_remove(k)
+                && !is_machine_limit(k, &v)
             {
                 notes.push(format!("{k}: {}", show(&v)));
             }
@@ -128,6 +129,17 @@ impl Allow {
             append_description(m, &notes.join(", "));
         }
     }
+}
+
+/// The 32-bit limits N3b adds for `i32`/`u32`: enforced by the validator, but only noise
+/// in a description the model reads ("maximum: 4294967295" on every `u32`).
+fn is_machine_limit(key: &str, value: &Value) -> bool {
+    let limits: &[i64] = match key {
+        "maximum" => &[i32::MAX as i64, u32::MAX as i64],
+        "minimum" => &[i32::MIN as i64],
+        _ => return false,
+    };
+    value.as_i64().is_some_and(|v| limits.contains(&v))
 }
 
 fn show(v: &Value) -> String {
