@@ -411,7 +411,10 @@ fn unsupported_keywords_move_into_the_description() {
     assert_eq!(p["tags"]["minItems"], json!(1));
     // The u32 limit added by N3b is enforced by the validator, not spelled out.
     let o = profiles::anthropic_strict(&canonical::<Ints>());
-    assert_eq!(o.schema["properties"]["c"]["description"], json!("minimum: 0"));
+    assert_eq!(
+        o.schema["properties"]["c"]["description"],
+        json!("minimum: 0")
+    );
     assert!(o.schema["properties"]["g"].get("description").is_none());
     let m = profiles::mcp(&canonical::<Validations>());
     assert_eq!(m.schema["properties"]["extended"]["x-custom"], json!(true));

@@ -68,7 +68,18 @@ impl ToolSchema {
         if let Some(hit) = cache.read().ok().and_then(|c| c.get(&id).cloned()) {
             return hit;
         }
-        let schema = match normalize(generate::<P>()) {
+        let schema = ToolSchema::build::<P>();
+        let schema = Arc::new(schema);
+        if let Ok(mut c) = cache.write() {
+            c.entry(id).or_insert_with(|| schema.clone());
+        }
+        schema
+    }
+
+    /// Generates, normalises and compiles the schema of `P` (uncached): the one place
+    /// [`Self::for_type`] builds from.
+    fn build<P: JsonSchema>() -> ToolSchema {
+        match normalize(generate::<P>()) {
             Ok(n) => {
                 let mut schema = ToolSchema::from_json(n.schema);
                 schema.root_description = n.root_description;
@@ -82,12 +93,7 @@ impl ToolSchema {
                 json!({"type": "object", "properties": {}}),
                 format!("parameters type `{}`: {e}", std::any::type_name::<P>()),
             ),
-        };
-        let schema = Arc::new(schema);
-        if let Ok(mut c) = cache.write() {
-            c.entry(id).or_insert_with(|| schema.clone());
         }
-        schema
     }
 
     /// A schema given as plain JSON, used as is.
