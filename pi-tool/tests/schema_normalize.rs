@@ -341,3 +341,16 @@ fn normalisation_is_idempotent() {
         assert_eq!(once, twice, "{name}");
     }
 }
+
+#[test]
+fn absurdly_deep_schemas_are_an_error_not_a_crash() {
+    let mut deep = json!({"type": "string"});
+    for _ in 0..400 {
+        deep = json!({"type": "object", "properties": {"a": deep}});
+    }
+    assert_eq!(normalize(deep.clone()), Err(SchemaError::TooDeep));
+    for p in pi_tool::profiles::Profile::ALL {
+        let o = p.apply(&deep);
+        assert!(!o.is_ok(), "{p}");
+    }
+}

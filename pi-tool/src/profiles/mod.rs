@@ -29,6 +29,19 @@
 //! description (`minLength: 1`, `format: uri`), so the model still reads them, while
 //! the canonical schema still enforces them.
 //!
+//! # What the profiles deliberately do not do
+//!
+//! * Maps (`HashMap<String, T>`), free-form objects (`serde_json::Map`, flattened maps)
+//!   and `serde_json::Value` fields cannot be expressed under `openai-strict`,
+//!   `anthropic-strict` or `gemini-openapi`: they are errors (and [`export`] falls back to
+//!   the non-strict profile), not silently rewritten. Use a struct, a `Vec` of key/value
+//!   structs, or a `String` holding JSON.
+//! * Recursion under `anthropic-strict` and `gemini-openapi` is an error; `gemini` allows
+//!   it only through optional properties; `ollama` expands each recursive type once and
+//!   describes the rest in words.
+//! * `#[serde(alias)]` names are invisible to every schema.
+//! * Root unions that cannot be merged into one object (N5) are errors everywhere.
+//!
 //! [`export`] builds each provider's tool list JSON; [`assert_portable`] is a test
 //! helper that fails when a provider would reject one of your tools; [`verify`]
 //! re-checks a wire schema against a profile's rules.
