@@ -8,6 +8,7 @@ mod error;
 mod mode;
 pub mod pack;
 mod params;
+pub mod profiles;
 mod result;
 pub mod safety;
 pub mod schema;
