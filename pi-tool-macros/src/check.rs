@@ -477,6 +477,18 @@ fn check_signature(tool: &ToolFn, place: Place, errors: &mut Vec<syn::Error>) {
             continue;
         }
         match &arg.role {
+            Role::CallId => {
+                if let syn::Type::Reference(r) = &arg.ty
+                    && r.lifetime.as_ref().is_some_and(|l| l.ident == "static")
+                {
+                    errors.push(error_at(
+                        &arg.ty,
+                        "the call id is borrowed for the call only, not `'static`",
+                        "take `&str` (or `String::from` it inside the function to keep it)",
+                    ));
+                    continue;
+                }
+            }
             Role::ByReference { what: "params" } => {
                 errors.push(error_at(
                     &arg.ty,
