@@ -1,31 +1,104 @@
-//! Parameter schemas: generated once per tool, normalised, and enforced on every call.
+//! Parameter schemas: compiled once per tool, enforced on every call exactly as Pi does.
 //!
-//! A [`ToolSchema`] holds the JSON Schema the model sees and the compiled validator that
-//! checks the model's arguments against exactly that schema. Typed tools get theirs from
-//! schemars ([`ToolSchema::for_type`], cached per type); tools defined at run time give a
-//! plain JSON Schema ([`ToolSchema::from_json`]).
+//! A [`ToolSchema`] holds the JSON Schema the model sees and a validator compiled from it.
+//! Typed tools get theirs from schemars ([`ToolSchema::for_type`], cached per type); tools
+//! defined at run time give a plain JSON Schema ([`ToolSchema::from_json`]).
 //!
-//! NOTE: minimal first version; normalisation, Pi's coercion and Pi's error texts follow.
+//! # The argument pipeline
+//!
+//! [`ToolSchema::validate`] runs Pi 0.85.0's `validateToolArguments` for plain JSON schemas
+//! (Pi's Rust-relevant regime: schemars output carries no TypeBox metadata, so TypeBox's own
+//! `Value.Convert` never runs), step by step:
+//!
+//! 1. **Copy** (`structuredClone`). Later steps rewrite the arguments; the caller's value —
+//!    the raw arguments other surfaces still show, and the text of the error — stays intact.
+//! 2. **Drop placeholder nulls** (`normalizeOptionalNulls`, [`nulls`]): an optional property
+//!    sent as `null` is deleted, because strict provider modes make models send `null` for
+//!    "absent".
+//! 3. **Coerce** (`coerceWithJsonSchema`, [`coerce`]): `"24"` for a number becomes 24, `1`
+//!    for a boolean becomes `true`, `42` for a string becomes `"42"`… Models get such details
+//!    wrong all the time, Pi repairs them, and a tool must behave the same under both.
+//! 4. **Validate** with TypeBox 1.3's semantics (the fast check allocates nothing on success).
+//! 5. On failure, **Pi's text** (TypeBox's messages and order, Pi's paths):
+//!
+//! ```text
+//! Validation failed for tool "get_weather":
+//!   - city: must not have more than 80 characters
+//!
+//! Received arguments:
+//! { …the arguments as given, JSON.stringify(args, null, 2)… }
+//! ```
+//!
+//! After a successful check, integral floats (`5.0`) become integers so that serde accepts
+//! them for integer fields (in JavaScript they are the same number).
+//!
+//! # Why our own validator
+//!
+//! Pi's error texts are TypeBox's messages in TypeBox's order (every error, `required` before
+//! `additionalProperties` before each property, `anyOf` branch errors before the `anyOf`
+//! line, at most 8), and its coercion consults the validator on union branches; a generic
+//! validator reports different errors in a different order. The `jsonschema` crate would also
+//! bring a second `syn` major into the build. The compiled form ([`compile`]) is a vector of
+//! typed nodes with pre-parsed keywords, compiled regexes and `$ref`s resolved to indices,
+//! built once per tool.
+//!
+//! # Limits and deliberate differences from Pi
+//!
+//! * Arguments nested deeper than [`MAX_ARGUMENT_DEPTH`] levels are rejected before any step
+//!   runs (Pi would overflow its stack); schema evaluation is capped the same way.
+//! * `$ref` supports local JSON pointers (`#`, `#/$defs/X`); a reference that does not resolve
+//!   makes the schema unusable ([`ToolSchema::error`]) instead of failing every call.
+//! * Union branches and property schemas are checked in the context of the whole schema;
+//!   Pi compiles them standalone, where their `$ref`s do not resolve.
+//! * `pattern` uses the `regex` crate: no look-around or back-references (the schema is then
+//!   unusable), and `\d`/`\w` are Unicode-aware.
+//! * JavaScript's `"key" in object` also sees inherited names (`toString`); we do not.
+//! * When coercion changes a non-object root value and the result still fails, Pi returns the
+//!   uncoerced value without validating it; we report the errors instead.
+//! * Formats `url`, `iri`, `iri-reference`, `idn-email`, `idn-hostname` and
+//!   `json-pointer-uri-fragment` are not checked (TypeBox checks them).
+
+mod check;
+mod coerce;
+mod compile;
+mod errors;
+mod format;
+mod js;
+mod nulls;
 
 use std::any::TypeId;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 
 use schemars::JsonSchema;
 use serde_json::Value;
 
 use crate::error::{ToolError, ToolErrorKind};
+use compile::Compiled;
+
+/// How deeply arguments may nest (arrays and objects), as serde_json's parser allows.
+pub const MAX_ARGUMENT_DEPTH: usize = 128;
+
+static SCHEMA_BUILDS: AtomicUsize = AtomicUsize::new(0);
+
+/// How many schemas have been compiled in this process (for tests that prove caching).
+#[doc(hidden)]
+pub fn schema_builds() -> usize {
+    SCHEMA_BUILDS.load(Ordering::Relaxed)
+}
 
 /// A tool's parameter schema and its compiled validator, built once per tool.
 pub struct ToolSchema {
     json: Value,
-    validator: Result<(), String>,
+    compiled: Result<Compiled, String>,
 }
 
 impl std::fmt::Debug for ToolSchema {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ToolSchema")
             .field("json", &self.json)
+            .field("error", &self.error())
             .finish()
     }
 }
@@ -39,28 +112,22 @@ impl ToolSchema {
         if let Some(hit) = cache.read().ok().and_then(|c| c.get(&id).cloned()) {
             return hit;
         }
-        let generator = schemars::generate::SchemaSettings::draft2020_12()
-            .with(|s| s.meta_schema = None)
-            .into_generator();
-        let mut json = generator.into_root_schema_for::<P>().to_value();
-        if let Some(o) = json.as_object_mut() {
-            o.shift_remove("title");
-        }
-        let schema = Arc::new(ToolSchema::from_json(json));
-        if let Ok(mut c) = cache.write() {
-            c.entry(id).or_insert_with(|| schema.clone());
-        }
-        schema
+        // Generate and compile under the write lock, so that two threads asking for the same
+        // type at once build it once.
+        let Ok(mut writer) = cache.write() else {
+            return Arc::new(ToolSchema::from_json(generate::<P>()));
+        };
+        writer
+            .entry(id)
+            .or_insert_with(|| Arc::new(ToolSchema::from_json(generate::<P>())))
+            .clone()
     }
 
-    /// A schema given as plain JSON, used as is.
+    /// A schema given as plain JSON, used as is and compiled now.
     pub fn from_json(json: Value) -> ToolSchema {
-        let validator = if json.is_object() {
-            Ok(())
-        } else {
-            Err("the schema is not an object".to_owned())
-        };
-        ToolSchema { json, validator }
+        SCHEMA_BUILDS.fetch_add(1, Ordering::Relaxed);
+        let compiled = compile::compile(&json);
+        ToolSchema { json, compiled }
     }
 
     /// The JSON Schema the model sees.
@@ -70,28 +137,87 @@ impl ToolSchema {
 
     /// Why this schema cannot be used, if it cannot (calls then fail with this text).
     pub fn error(&self) -> Option<&str> {
-        self.validator.as_ref().err().map(String::as_str)
+        self.compiled.as_ref().err().map(String::as_str)
     }
 
-    /// Checks `args` for the tool `tool_name` and returns the value execute receives.
+    /// Checks `args` (the prepared arguments) for the tool `tool_name` and returns the value
+    /// execute receives: Pi's pipeline (copy, drop placeholder nulls, coerce, validate), or
+    /// Pi's validation error text.
     pub fn validate(&self, tool_name: &str, args: &Value) -> Result<Value, ToolError> {
-        self.validator.as_ref().map_err(|e| {
+        let compiled = self.compiled.as_ref().map_err(|e| {
             ToolError::with_kind(
                 ToolErrorKind::InvalidArguments,
                 format!("Tool \"{tool_name}\" has an unusable parameters schema: {e}"),
             )
         })?;
-        if args.is_object() {
-            return Ok(args.clone());
+        if js::depth_exceeds(args, MAX_ARGUMENT_DEPTH) {
+            return Err(ToolError::with_kind(
+                ToolErrorKind::InvalidArguments,
+                format!(
+                    "Validation failed for tool \"{tool_name}\":\n  - root: must not nest deeper than {MAX_ARGUMENT_DEPTH} levels\n\nReceived arguments:\n(not shown: nested deeper than {MAX_ARGUMENT_DEPTH} levels)"
+                ),
+            ));
         }
-        let lines = ["  - root: must be object".to_owned()];
+        let mut value = args.clone();
+        nulls::normalize(compiled, 0, &mut value, 0);
+        coerce::coerce(compiled, 0, &mut value, 0);
+        if check::accepts(compiled, 0, &value) {
+            integralize(&mut value);
+            return Ok(value);
+        }
+        let lines: Vec<String> = errors::collect(compiled, &value)
+            .iter()
+            .map(errors::Failure::pi_line)
+            .collect();
         Err(ToolError::with_kind(
             ToolErrorKind::InvalidArguments,
-            format!(
-                "Validation failed for tool \"{tool_name}\":\n{}\n\nReceived arguments:\n{}",
-                lines.join("\n"),
-                serde_json::to_string_pretty(args).unwrap_or_default()
-            ),
+            failure_text(tool_name, &lines, args),
         ))
     }
 }
+
+/// Pi's message: the error lines (or `Unknown validation error`) and the received arguments.
+pub(crate) fn failure_text(tool_name: &str, lines: &[String], args: &Value) -> String {
+    let body = if lines.is_empty() {
+        "Unknown validation error".to_owned()
+    } else {
+        lines.join("\n")
+    };
+    let received = if js::depth_exceeds(args, MAX_ARGUMENT_DEPTH) {
+        format!("(not shown: nested deeper than {MAX_ARGUMENT_DEPTH} levels)")
+    } else {
+        js::stringify_pretty(args)
+    };
+    format!("Validation failed for tool \"{tool_name}\":\n{body}\n\nReceived arguments:\n{received}")
+}
+
+/// The schemars schema of `P`: draft 2020-12, without `$schema` and the root `title`.
+fn generate<P: JsonSchema>() -> Value {
+    let generator = schemars::generate::SchemaSettings::draft2020_12()
+        .with(|s| s.meta_schema = None)
+        .into_generator();
+    let mut json = generator.into_root_schema_for::<P>().to_value();
+    if let Some(o) = json.as_object_mut() {
+        o.shift_remove("title");
+    }
+    json
+}
+
+/// Integral floats become integers (`5.0` → `5`): one JavaScript number, but serde rejects a
+/// float for `u32`. Depth is bounded by [`MAX_ARGUMENT_DEPTH`] (checked before).
+fn integralize(value: &mut Value) {
+    match value {
+        Value::Number(n) if n.is_f64() => {
+            let f = js::as_f64(n);
+            if f.trunc() == f {
+                *value = js::number_value(f);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(integralize),
+        Value::Object(map) => map.values_mut().for_each(integralize),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests;
