@@ -99,7 +99,10 @@ fn replay(id: &str) -> Tally {
         schemas.entry(name).or_insert_with(|| {
             let schema = ToolSchema::from_json(tool["parameters"].clone());
             assert_eq!(schema.error(), None, "{id}: schema of {}", tool["name"]);
-            let ops = tool["prepareArguments"].as_array().cloned().unwrap_or_default();
+            let ops = tool["prepareArguments"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
             (schema, ops)
         });
     }
@@ -111,7 +114,10 @@ fn replay(id: &str) -> Tally {
         for block in turn["content"].as_array().into_iter().flatten() {
             if block["type"] == "toolCall" {
                 let call_id = block["id"].as_str().unwrap_or_default().to_owned();
-                calls.entry(call_id).or_default().push_back(block["arguments"].clone());
+                calls
+                    .entry(call_id)
+                    .or_default()
+                    .push_back(block["arguments"].clone());
             }
         }
     }
@@ -128,7 +134,10 @@ fn replay(id: &str) -> Tally {
                     .get_mut(&call_id)
                     .and_then(std::collections::VecDeque::pop_front)
                     .unwrap_or_else(|| panic!("{id}/{call_id}: started but never called"));
-                assert_eq!(raw, event["args"], "{id}/{call_id}: start args are the raw arguments");
+                assert_eq!(
+                    raw, event["args"],
+                    "{id}/{call_id}: start args are the raw arguments"
+                );
                 started.insert(call_id, (name, raw, false));
             }
             Some(kind @ ("harness:before_tool_call" | "harness:execute")) => {
@@ -145,12 +154,17 @@ fn replay(id: &str) -> Tally {
                 let got = schema
                     .validate(name, &prepared)
                     .unwrap_or_else(|e| panic!("{id}/{call_id}: Pi accepted, we rejected:\n{e}"));
-                assert_eq!(got, event["args"], "{id}/{call_id} ({kind}): validated arguments differ");
+                assert_eq!(
+                    got, event["args"],
+                    "{id}/{call_id} ({kind}): validated arguments differ"
+                );
                 *compared = true;
                 tally.values_checked += 1;
             }
             Some("tool_execution_end") => {
-                let text = event["result"]["content"][0]["text"].as_str().unwrap_or_default();
+                let text = event["result"]["content"][0]["text"]
+                    .as_str()
+                    .unwrap_or_default();
                 if !text.starts_with("Validation failed for tool") {
                     continue;
                 }
@@ -160,7 +174,9 @@ fn replay(id: &str) -> Tally {
                 let (schema, ops) = &schemas[name.as_str()];
                 let prepared = prepare(ops, raw).expect("prepare succeeded in Pi");
                 match schema.validate(name, &prepared) {
-                    Ok(v) => panic!("{id}/{call_id}: Pi rejected, we accepted {v}\nPi said:\n{text}"),
+                    Ok(v) => {
+                        panic!("{id}/{call_id}: Pi rejected, we accepted {v}\nPi said:\n{text}")
+                    }
                     Err(e) => assert_eq!(e.message(), text, "{id}/{call_id}: error text differs"),
                 }
                 tally.failures_checked += 1;
@@ -183,7 +199,10 @@ fn every_scenario_call_validates_exactly_as_in_pi() {
         .collect();
     ids.sort();
     for required in REQUIRED {
-        assert!(ids.iter().any(|i| i == required), "scenario {required} is missing");
+        assert!(
+            ids.iter().any(|i| i == required),
+            "scenario {required} is missing"
+        );
     }
     let mut total = Tally::default();
     for id in &ids {

@@ -115,7 +115,11 @@ pub(crate) fn first_duplicates(items: &[Value]) -> Vec<usize> {
         return dups;
     }
     // Large arrays: bucket by a structural hash so the check stays near linear.
-    let mut hashed: Vec<(u64, usize)> = items.iter().enumerate().map(|(i, v)| (hash(v), i)).collect();
+    let mut hashed: Vec<(u64, usize)> = items
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (hash(v), i))
+        .collect();
     hashed.sort_unstable();
     let mut i = 0;
     while i < hashed.len() {
@@ -125,7 +129,10 @@ pub(crate) fn first_duplicates(items: &[Value]) -> Vec<usize> {
         }
         for a in i + 1..j {
             let ia = hashed[a].1;
-            if hashed[i..a].iter().any(|&(_, ib)| js::same_item(&items[ia], &items[ib])) {
+            if hashed[i..a]
+                .iter()
+                .any(|&(_, ib)| js::same_item(&items[ia], &items[ib]))
+            {
                 dups.push(ia);
             }
         }
@@ -189,7 +196,13 @@ impl Checker<'_> {
         self.schema(id, v, &mut Eval::default(), depth + 1)
     }
 
-    pub(crate) fn schema<'v>(&self, id: NodeId, v: &'v Value, ev: &mut Eval<'v>, depth: usize) -> bool {
+    pub(crate) fn schema<'v>(
+        &self,
+        id: NodeId,
+        v: &'v Value,
+        ev: &mut Eval<'v>,
+        depth: usize,
+    ) -> bool {
         if depth > MAX_FRAMES {
             return false;
         }
@@ -251,9 +264,9 @@ impl Checker<'_> {
                 }
             }
             if let Some(deps) = &k.dependent_required
-                && !deps
-                    .iter()
-                    .all(|(name, names)| !map.contains_key(name) || names.iter().all(|n| map.contains_key(n)))
+                && !deps.iter().all(|(name, names)| {
+                    !map.contains_key(name) || names.iter().all(|n| map.contains_key(n))
+                })
             {
                 return false;
             }
@@ -290,7 +303,9 @@ impl Checker<'_> {
             }
         }
         if let Some(pn) = k.property_names
-            && !map.keys().all(|key| self.child(pn, &Value::String(key.clone()), depth))
+            && !map
+                .keys()
+                .all(|key| self.child(pn, &Value::String(key.clone()), depth))
         {
             return false;
         }
@@ -311,7 +326,10 @@ impl Checker<'_> {
         }
         if let Some(c) = k.contains
             && k.min_contains != Some(0.0)
-            && (len == 0 || !items.iter().any(|item| self.schema(c, item, &mut Eval::default(), depth + 1)))
+            && (len == 0
+                || !items
+                    .iter()
+                    .any(|item| self.schema(c, item, &mut Eval::default(), depth + 1)))
         {
             return false;
         }
@@ -384,7 +402,11 @@ impl Checker<'_> {
             return false;
         }
         if let Some((i, t, e)) = k.if_then_else {
-            let branch = if self.schema(i, v, ev, depth + 1) { t } else { e };
+            let branch = if self.schema(i, v, ev, depth + 1) {
+                t
+            } else {
+                e
+            };
             if let Some(b) = branch
                 && !self.schema(b, v, ev, depth + 1)
             {
@@ -445,7 +467,9 @@ impl Checker<'_> {
         }
         if let (Some(u), Value::Array(items)) = (k.unevaluated_items, v) {
             for (i, item) in items.iter().enumerate() {
-                if !ev.indices.contains(&i) && !self.schema(u, item, &mut Eval::default(), depth + 1) {
+                if !ev.indices.contains(&i)
+                    && !self.schema(u, item, &mut Eval::default(), depth + 1)
+                {
                     return false;
                 }
                 ev.add_index(self.track, i);
@@ -466,7 +490,10 @@ impl Checker<'_> {
                 // TypeBox walks arrays too (`IsObject` holds for them); no key of an array is
                 // ever evaluated.
                 Value::Array(items) => {
-                    if !items.iter().all(|item| self.schema(u, item, &mut Eval::default(), depth + 1)) {
+                    if !items
+                        .iter()
+                        .all(|item| self.schema(u, item, &mut Eval::default(), depth + 1))
+                    {
                         return false;
                     }
                 }

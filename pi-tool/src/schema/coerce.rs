@@ -74,7 +74,9 @@ pub(crate) fn coerce(c: &Compiled, id: NodeId, value: &mut Value, depth: usize) 
         && let Value::Array(items) = value
     {
         match &p.items {
-            PiItems::Each(id) => items.iter_mut().for_each(|item| coerce(c, *id, item, depth + 1)),
+            PiItems::Each(id) => items
+                .iter_mut()
+                .for_each(|item| coerce(c, *id, item, depth + 1)),
             PiItems::Tuple(ids) => {
                 for (item, id) in items.iter_mut().zip(ids) {
                     if let Some(id) = id {

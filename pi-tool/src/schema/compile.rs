@@ -25,7 +25,7 @@ use super::format::Format;
 pub(crate) type NodeId = u32;
 
 /// How deep schema JSON may nest before compilation refuses it (guards the recursive compiler).
-pub(crate) const MAX_SCHEMA_DEPTH: usize = 256;
+pub(crate) const MAX_SCHEMA_DEPTH: usize = 128;
 
 /// A compiled schema: all subschemas, the root at index 0.
 #[derive(Debug)]
@@ -234,12 +234,14 @@ fn fill_null_rejection(compiled: &mut Compiled) {
     let mut answers = Vec::with_capacity(compiled.nodes.len());
     for node in &compiled.nodes {
         let row: Vec<bool> = match node {
-            Node::Schema(k) => k
-                .pi
-                .properties
-                .iter()
-                .map(|(_, id)| id.is_some_and(|id| !super::check::accepts(compiled, id, &Value::Null)))
-                .collect(),
+            Node::Schema(k) => {
+                k.pi.properties
+                    .iter()
+                    .map(|(_, id)| {
+                        id.is_some_and(|id| !super::check::accepts(compiled, id, &Value::Null))
+                    })
+                    .collect()
+            }
             Node::Bool(_) => Vec::new(),
         };
         answers.push(row);
@@ -317,13 +319,16 @@ impl Compiler<'_> {
     /// Compiles the schema at `v` (JSON position `at`) and returns its node.
     fn node(&mut self, v: &Value, at: &str, depth: usize) -> Result<NodeId, String> {
         if depth > MAX_SCHEMA_DEPTH {
-            return Err(format!("the schema nests deeper than {MAX_SCHEMA_DEPTH} levels at {at}"));
+            return Err(format!(
+                "the schema nests deeper than {MAX_SCHEMA_DEPTH} levels at {at}"
+            ));
         }
         let addr = v as *const Value;
         if let Some(&id) = self.seen.get(&addr) {
             return Ok(id);
         }
-        let id = NodeId::try_from(self.nodes.len()).map_err(|_| "the schema is too large".to_owned())?;
+        let id =
+            NodeId::try_from(self.nodes.len()).map_err(|_| "the schema is too large".to_owned())?;
         self.seen.insert(addr, id);
         let map = match v {
             Value::Bool(b) => {
@@ -331,14 +336,19 @@ impl Compiler<'_> {
                 return Ok(id);
             }
             Value::Object(map) => map,
-            _ => return Err(format!("expected a schema (object or boolean) at {at}, found {}", kind(v))),
+            _ => {
+                return Err(format!(
+                    "expected a schema (object or boolean) at {at}, found {}",
+                    kind(v)
+                ));
+            }
         };
         self.nodes.push(Node::Bool(true));
         let k = self.keywords(map, at, depth)?;
         if let Some(Value::String(reference)) = map.get("$ref") {
             self.pending.push((id, reference.clone()));
         }
-        self.nodes[id as usize] = Node::Schema(Box::new(k));
+        self.nodes[id as usize] = Node::Schema(k);
         Ok(id)
     }
 
@@ -352,7 +362,13 @@ impl Compiler<'_> {
     }
 
     /// Compiles a list of subschemas; `Ok(None)` unless `v` is an array of schemas.
-    fn list(&mut self, v: Option<&Value>, at: &str, key: &str, depth: usize) -> Result<Option<Vec<NodeId>>, String> {
+    fn list(
+        &mut self,
+        v: Option<&Value>,
+        at: &str,
+        key: &str,
+        depth: usize,
+    ) -> Result<Option<Vec<NodeId>>, String> {
         let Some(Value::Array(items)) = v else {
             return Ok(None);
         };
@@ -371,7 +387,13 @@ impl Compiler<'_> {
     }
 
     /// Compiles the schema entries of a list keyword for Pi's walk (non-schemas skipped).
-    fn pi_list(&mut self, v: Option<&Value>, at: &str, key: &str, depth: usize) -> Result<Vec<NodeId>, String> {
+    fn pi_list(
+        &mut self,
+        v: Option<&Value>,
+        at: &str,
+        key: &str,
+        depth: usize,
+    ) -> Result<Vec<NodeId>, String> {
         let Some(Value::Array(items)) = v else {
             return Ok(Vec::new());
         };
@@ -385,7 +407,13 @@ impl Compiler<'_> {
     }
 
     /// Compiles the schema values of an object keyword; `Ok(None)` unless all are schemas.
-    fn schema_map(&mut self, v: Option<&Value>, at: &str, key: &str, depth: usize) -> Result<Option<Vec<(String, NodeId)>>, String> {
+    fn schema_map(
+        &mut self,
+        v: Option<&Value>,
+        at: &str,
+        key: &str,
+        depth: usize,
+    ) -> Result<Option<Vec<(String, NodeId)>>, String> {
         let Some(Value::Object(entries)) = v else {
             return Ok(None);
         };
@@ -400,8 +428,15 @@ impl Compiler<'_> {
         Ok(all.then_some(out))
     }
 
-    fn keywords(&mut self, map: &Map<String, Value>, at: &str, depth: usize) -> Result<Keywords, String> {
-        let mut k = Keywords::default();
+    // The keyword groups are separate functions so that the recursion (node → keywords →
+    // group → sub → node) keeps small stack frames, even in debug builds.
+    fn keywords(
+        &mut self,
+        map: &Map<String, Value>,
+        at: &str,
+        depth: usize,
+    ) -> Result<Box<Keywords>, String> {
+        let mut k = Box::<Keywords>::default();
         // $defs / definitions are compiled so that `$ref`s can point at them.
         for defs in ["$defs", "definitions"] {
             if let Some(Value::Object(entries)) = map.get(defs) {
@@ -418,7 +453,11 @@ impl Compiler<'_> {
             };
             if let Some((names, is_array)) = names {
                 let mask = names.iter().fold(0, |m, n| m | type_bit(n));
-                k.types = Some(TypeKeyword { mask, names, is_array });
+                k.types = Some(TypeKeyword {
+                    mask,
+                    names,
+                    is_array,
+                });
             }
             k.pi.types = match t {
                 Value::String(s) => vec![pi_type(s)],
@@ -426,9 +465,30 @@ impl Compiler<'_> {
                 _ => Vec::new(),
             };
         }
+        self.object_keywords(&mut k, map, at, depth)?;
+        self.array_keywords(&mut k, map, at, depth)?;
+        scalar_keywords(&mut k, map, at)?;
+        self.in_place_keywords(&mut k, map, at, depth)?;
+        if k.unevaluated_items.is_some() || k.unevaluated_properties.is_some() {
+            self.tracks_evaluated = true;
+        }
+        Ok(k)
+    }
+
+    fn object_keywords(
+        &mut self,
+        k: &mut Keywords,
+        map: &Map<String, Value>,
+        at: &str,
+        depth: usize,
+    ) -> Result<(), String> {
         k.required = map.get("required").and_then(strings);
         if let Some(Value::Array(r)) = map.get("required") {
-            k.pi.required = r.iter().filter_map(Value::as_str).map(str::to_owned).collect();
+            k.pi.required = r
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect();
         }
         if let Some(ap) = map.get("additionalProperties") {
             k.additional_properties = self.sub(ap, format!("{at}/additionalProperties"), depth)?;
@@ -442,7 +502,9 @@ impl Compiler<'_> {
             for (name, d) in deps {
                 if let Some(names) = strings(d) {
                     out.push((name.clone(), Dependency::Names(names)));
-                } else if let Some(id) = self.sub(d, format!("{at}/dependencies/{}", escape(name)), depth)? {
+                } else if let Some(id) =
+                    self.sub(d, format!("{at}/dependencies/{}", escape(name)), depth)?
+                {
                     out.push((name.clone(), Dependency::Schema(id)));
                 } else {
                     valid = false;
@@ -456,14 +518,25 @@ impl Compiler<'_> {
                 .map(|(name, d)| strings(d).map(|n| (name.clone(), n)))
                 .collect();
         }
-        k.dependent_schemas = self.schema_map(map.get("dependentSchemas"), at, "dependentSchemas", depth)?;
+        k.dependent_schemas =
+            self.schema_map(map.get("dependentSchemas"), at, "dependentSchemas", depth)?;
         if let Some(Value::Object(pp)) = map.get("patternProperties") {
             let mut out = Vec::new();
             let mut valid = true;
             for (source, s) in pp {
                 let regex = compile_regex(source, &format!("{at}/patternProperties"))?;
-                match self.sub(s, format!("{at}/patternProperties/{}", escape(source)), depth)? {
-                    Some(id) => out.push((Pattern { regex, source: source.clone() }, id)),
+                match self.sub(
+                    s,
+                    format!("{at}/patternProperties/{}", escape(source)),
+                    depth,
+                )? {
+                    Some(id) => out.push((
+                        Pattern {
+                            regex,
+                            source: source.clone(),
+                        },
+                        id,
+                    )),
                     None => valid = false,
                 }
             }
@@ -475,7 +548,8 @@ impl Compiler<'_> {
             for (name, s) in props {
                 let id = self.sub(s, format!("{at}/properties/{}", escape(name)), depth)?;
                 k.pi.properties.push((name.clone(), id));
-                k.pi.property_is_ref.push(s.get("$ref").is_some_and(Value::is_string));
+                k.pi.property_is_ref
+                    .push(s.get("$ref").is_some_and(Value::is_string));
                 match id {
                     Some(id) => out.push((name.clone(), id)),
                     None => valid = false,
@@ -488,6 +562,16 @@ impl Compiler<'_> {
         }
         k.min_properties = number(map, "minProperties");
         k.max_properties = number(map, "maxProperties");
+        Ok(())
+    }
+
+    fn array_keywords(
+        &mut self,
+        k: &mut Keywords,
+        map: &Map<String, Value>,
+        at: &str,
+        depth: usize,
+    ) -> Result<(), String> {
         match map.get("items") {
             Some(Value::Array(items)) => {
                 let mut all = Vec::with_capacity(items.len());
@@ -534,22 +618,16 @@ impl Compiler<'_> {
         k.min_items = number(map, "minItems");
         k.prefix_items = self.list(map.get("prefixItems"), at, "prefixItems", depth)?;
         k.unique_items = map.get("uniqueItems") == Some(&Value::Bool(true));
-        k.max_length = number(map, "maxLength");
-        k.min_length = number(map, "minLength");
-        if let Some(Value::String(f)) = map.get("format") {
-            k.format = Some((f.clone(), Format::from_name(f)));
-        }
-        if let Some(Value::String(p)) = map.get("pattern") {
-            k.pattern = Some(Pattern {
-                regex: compile_regex(p, &format!("{at}/pattern"))?,
-                source: p.clone(),
-            });
-        }
-        k.exclusive_maximum = number(map, "exclusiveMaximum");
-        k.exclusive_minimum = number(map, "exclusiveMinimum");
-        k.maximum = number(map, "maximum");
-        k.minimum = number(map, "minimum");
-        k.multiple_of = number(map, "multipleOf");
+        Ok(())
+    }
+
+    fn in_place_keywords(
+        &mut self,
+        k: &mut Keywords,
+        map: &Map<String, Value>,
+        at: &str,
+        depth: usize,
+    ) -> Result<(), String> {
         k.constant = map.get("const").cloned();
         if let Some(Value::Array(e)) = map.get("enum") {
             k.enumeration = Some(e.clone());
@@ -582,17 +660,18 @@ impl Compiler<'_> {
         if let Some(u) = map.get("unevaluatedProperties") {
             k.unevaluated_properties = self.sub(u, format!("{at}/unevaluatedProperties"), depth)?;
         }
-        if k.unevaluated_items.is_some() || k.unevaluated_properties.is_some() {
-            self.tracks_evaluated = true;
-        }
-        Ok(k)
+        Ok(())
     }
 
     /// Resolves a local `$ref` (`#` or `#/json/pointer`, percent-encoded) to a node.
     fn resolve(&mut self, reference: &str) -> Result<NodeId, String> {
-        let dangling = || format!("the $ref {reference:?} does not resolve to a schema in this document");
+        let dangling =
+            || format!("the $ref {reference:?} does not resolve to a schema in this document");
         let Some(fragment) = reference.strip_prefix('#') else {
-            return Err(format!("{}: only local references (#...) are supported", dangling()));
+            return Err(format!(
+                "{}: only local references (#...) are supported",
+                dangling()
+            ));
         };
         let fragment = percent_decode(fragment).ok_or_else(dangling)?;
         if !fragment.is_empty() && !fragment.starts_with('/') {
@@ -618,6 +697,27 @@ impl Compiler<'_> {
         // A newly compiled target may hold `$ref`s of its own; `compile` keeps resolving.
         self.node(target, reference, depth)
     }
+}
+
+/// String and number keywords (no subschemas).
+fn scalar_keywords(k: &mut Keywords, map: &Map<String, Value>, at: &str) -> Result<(), String> {
+    k.max_length = number(map, "maxLength");
+    k.min_length = number(map, "minLength");
+    if let Some(Value::String(f)) = map.get("format") {
+        k.format = Some((f.clone(), Format::from_name(f)));
+    }
+    if let Some(Value::String(p)) = map.get("pattern") {
+        k.pattern = Some(Pattern {
+            regex: compile_regex(p, &format!("{at}/pattern"))?,
+            source: p.clone(),
+        });
+    }
+    k.exclusive_maximum = number(map, "exclusiveMaximum");
+    k.exclusive_minimum = number(map, "exclusiveMinimum");
+    k.maximum = number(map, "maximum");
+    k.minimum = number(map, "minimum");
+    k.multiple_of = number(map, "multipleOf");
+    Ok(())
 }
 
 fn escape(name: &str) -> String {

@@ -31,10 +31,16 @@ pub(crate) struct Failure {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Kind {
     Boolean,
-    Type { names: Vec<String>, is_array: bool },
+    Type {
+        names: Vec<String>,
+        is_array: bool,
+    },
     Required(Vec<String>),
     AdditionalProperties,
-    Dependencies { property: String, dependencies: Vec<String> },
+    Dependencies {
+        property: String,
+        dependencies: Vec<String>,
+    },
     PropertyNames(Vec<String>),
     MinProperties(f64),
     MaxProperties(f64),
@@ -46,11 +52,16 @@ pub(crate) enum Kind {
     MinLength(f64),
     Format(String),
     Pattern(String),
-    Compare { op: &'static str, limit: f64 },
+    Compare {
+        op: &'static str,
+        limit: f64,
+    },
     MultipleOf(f64),
     Const,
     Enum,
-    If { failing: &'static str },
+    If {
+        failing: &'static str,
+    },
     Not,
     AnyOf,
     OneOf,
@@ -75,11 +86,16 @@ impl Kind {
             }
             Kind::Required(names) => format!("must have required properties {}", names.join(", ")),
             Kind::AdditionalProperties => "must not have additional properties".to_owned(),
-            Kind::Dependencies { property, dependencies } => format!(
+            Kind::Dependencies {
+                property,
+                dependencies,
+            } => format!(
                 "must have properties {} when property {property} is present",
                 dependencies.join(", ")
             ),
-            Kind::PropertyNames(names) => format!("property names {} are invalid", names.join(", ")),
+            Kind::PropertyNames(names) => {
+                format!("property names {} are invalid", names.join(", "))
+            }
             Kind::MinProperties(l) => format!("must not have fewer than {} properties", n(*l)),
             Kind::MaxProperties(l) => format!("must not have more than {} properties", n(*l)),
             Kind::Contains => "must contain at least 1 valid item".to_owned(),
@@ -100,7 +116,9 @@ impl Kind {
             Kind::OneOf => "must match exactly one schema in oneOf".to_owned(),
             Kind::UnevaluatedItems => "must not have unevaluated items".to_owned(),
             Kind::UnevaluatedProperties => "must not have unevaluated properties".to_owned(),
-            Kind::TooDeep => format!("must not nest schema evaluation deeper than {MAX_FRAMES} levels"),
+            Kind::TooDeep => {
+                format!("must not nest schema evaluation deeper than {MAX_FRAMES} levels")
+            }
         }
     }
 }
@@ -109,13 +127,25 @@ impl Failure {
     /// Pi's `formatValidationPath`: `/a/b` → `a.b`, empty → `root`; a `required` error points
     /// at its first missing property.
     pub(crate) fn pi_path(&self) -> String {
-        let base = self.path.strip_prefix('/').unwrap_or(&self.path).replace('/', ".");
+        let base = self
+            .path
+            .strip_prefix('/')
+            .unwrap_or(&self.path)
+            .replace('/', ".");
         if let Kind::Required(names) = &self.kind
             && let Some(first) = names.first().filter(|f| !f.is_empty())
         {
-            return if base.is_empty() { first.clone() } else { format!("{base}.{first}") };
+            return if base.is_empty() {
+                first.clone()
+            } else {
+                format!("{base}.{first}")
+            };
         }
-        if base.is_empty() { "root".to_owned() } else { base }
+        if base.is_empty() {
+            "root".to_owned()
+        } else {
+            base
+        }
     }
 
     /// One line of Pi's message: `  - <path>: <message>`.
@@ -167,7 +197,14 @@ impl Walker<'_> {
     }
 
     /// A child value in a fresh evaluation scope (`ErrorSchemaPushStack`), errors to `out`.
-    fn child(&self, id: NodeId, path: &str, v: &Value, out: &mut Vec<Failure>, depth: usize) -> bool {
+    fn child(
+        &self,
+        id: NodeId,
+        path: &str,
+        v: &Value,
+        out: &mut Vec<Failure>,
+        depth: usize,
+    ) -> bool {
         self.schema(id, path, v, &mut Eval::default(), out, depth + 1)
     }
 
@@ -219,7 +256,11 @@ impl Walker<'_> {
         let track = self.track();
         let mut ok = true;
         if let Some(req) = &k.required {
-            let missing: Vec<String> = req.iter().filter(|r| !map.contains_key(*r)).cloned().collect();
+            let missing: Vec<String> = req
+                .iter()
+                .filter(|r| !map.contains_key(*r))
+                .cloned()
+                .collect();
             if !missing.is_empty() {
                 ok = push(out, path, Kind::Required(missing));
             }
@@ -323,7 +364,13 @@ impl Walker<'_> {
                 .keys()
                 .filter(|key| {
                     let mut swallowed = Vec::new();
-                    !self.child(pn, &format!("{path}/{key}"), &Value::String((*key).clone()), &mut swallowed, depth)
+                    !self.child(
+                        pn,
+                        &format!("{path}/{key}"),
+                        &Value::String((*key).clone()),
+                        &mut swallowed,
+                        depth,
+                    )
                 })
                 .cloned()
                 .collect();
@@ -473,7 +520,9 @@ impl Walker<'_> {
             let mut true_ev = Eval::default();
             let mut discarded = Vec::new();
             let passed = if self.schema(i, path, v, &mut true_ev, &mut discarded, depth + 1) {
-                let then_ok = t.is_none_or(|t| self.schema(t, path, v, &mut true_ev, &mut discarded, depth + 1));
+                let then_ok = t.is_none_or(|t| {
+                    self.schema(t, path, v, &mut true_ev, &mut discarded, depth + 1)
+                });
                 then_ok || push(out, path, Kind::If { failing: "then" })
             } else {
                 let else_ok = e.is_none_or(|e| self.schema(e, path, v, ev, out, depth + 1));
@@ -557,7 +606,14 @@ impl Walker<'_> {
             for (i, item) in items.iter().enumerate() {
                 let mut swallowed = Vec::new();
                 if ev.indices.contains(&i)
-                    || self.schema(u, path, item, &mut Eval::default(), &mut swallowed, depth + 1)
+                    || self.schema(
+                        u,
+                        path,
+                        item,
+                        &mut Eval::default(),
+                        &mut swallowed,
+                        depth + 1,
+                    )
                 {
                     ev.add_index(self.track(), i);
                 } else {
@@ -575,7 +631,14 @@ impl Walker<'_> {
                     for (key, val) in map {
                         let mut swallowed = Vec::new();
                         if ev.keys.contains(&key.as_str())
-                            || self.schema(u, path, val, &mut Eval::default(), &mut swallowed, depth + 1)
+                            || self.schema(
+                                u,
+                                path,
+                                val,
+                                &mut Eval::default(),
+                                &mut swallowed,
+                                depth + 1,
+                            )
                         {
                             ev.add_key(self.track(), key);
                         } else {

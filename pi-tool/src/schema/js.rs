@@ -42,9 +42,14 @@ pub(crate) fn number_value(f: f64) -> Value {
 pub(crate) fn is_js_space(c: char) -> bool {
     matches!(
         c,
-        '\u{9}' | '\u{a}' | '\u{b}' | '\u{c}' | '\u{d}' | ' ' | '\u{a0}' | '\u{1680}'
-            | '\u{2000}'..='\u{200a}'
-            | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}'
+        '\u{9}' | '\u{a}' | '\u{b}' | '\u{c}' | '\u{d}' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200a}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202f}'
+                | '\u{205f}'
+                | '\u{3000}'
+                | '\u{feff}'
     )
 }
 
@@ -190,7 +195,8 @@ pub(crate) fn deep_equal(a: &Value, b: &Value) -> bool {
         }
         (Value::Object(x), Value::Object(y)) => {
             x.len() == y.len()
-                && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| deep_equal(v, w)))
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| deep_equal(v, w)))
         }
         _ => a == b,
     }
@@ -205,7 +211,9 @@ pub(crate) fn same_item(a: &Value, b: &Value) -> bool {
             x.len() == y.len() && x.iter().zip(y).all(|(l, r)| same_item(l, r))
         }
         (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same_item(v, w)))
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| same_item(v, w)))
         }
         _ => a == b,
     }
@@ -406,7 +414,9 @@ mod tests {
         assert_eq!(parse_number("5."), Some(5.0));
         assert_eq!(parse_number(""), Some(0.0));
         assert_eq!(parse_number("-Infinity"), Some(f64::NEG_INFINITY));
-        for bad in ["abc", "12px", "-0x10", "1_000", "1e", "e5", ".", "inf", "NaN", "0x"] {
+        for bad in [
+            "abc", "12px", "-0x10", "1_000", "1e", "e5", ".", "inf", "NaN", "0x",
+        ] {
             assert_eq!(parse_number(bad), None, "{bad}");
         }
     }
@@ -455,7 +465,10 @@ mod tests {
     #[test]
     fn equality_is_javascript_equality() {
         assert!(deep_equal(&json!(1), &json!(1.0)));
-        assert!(deep_equal(&json!({"a": 1, "b": 2}), &json!({"b": 2, "a": 1})));
+        assert!(deep_equal(
+            &json!({"a": 1, "b": 2}),
+            &json!({"b": 2, "a": 1})
+        ));
         assert!(!deep_equal(&json!([1, 2]), &json!([2, 1])));
         assert!(!same_item(&json!(0.0), &json!(-0.0)));
     }

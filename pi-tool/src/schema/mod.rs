@@ -188,7 +188,9 @@ pub(crate) fn failure_text(tool_name: &str, lines: &[String], args: &Value) -> S
     } else {
         js::stringify_pretty(args)
     };
-    format!("Validation failed for tool \"{tool_name}\":\n{body}\n\nReceived arguments:\n{received}")
+    format!(
+        "Validation failed for tool \"{tool_name}\":\n{body}\n\nReceived arguments:\n{received}"
+    )
 }
 
 /// The schemars schema of `P`: draft 2020-12, without `$schema` and the root `title`.

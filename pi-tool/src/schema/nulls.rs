@@ -22,7 +22,9 @@ pub(crate) fn normalize(c: &Compiled, id: NodeId, value: &mut Value, depth: usiz
     let p = &k.pi;
     match value {
         Value::Array(items) => match &p.items {
-            PiItems::Each(id) => items.iter_mut().for_each(|item| normalize(c, *id, item, depth + 1)),
+            PiItems::Each(id) => items
+                .iter_mut()
+                .for_each(|item| normalize(c, *id, item, depth + 1)),
             PiItems::Tuple(ids) => {
                 for (item, id) in items.iter_mut().zip(ids) {
                     if let Some(id) = id {
