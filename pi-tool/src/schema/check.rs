@@ -192,7 +192,7 @@ pub(crate) struct Checker<'c> {
 
 impl Checker<'_> {
     /// Checks a child value in a fresh evaluation scope (TypeBox's `CheckSchemaPushStack`).
-    fn child<'v>(&self, id: NodeId, v: &'v Value, depth: usize) -> bool {
+    fn child(&self, id: NodeId, v: &Value, depth: usize) -> bool {
         self.schema(id, v, &mut Eval::default(), depth + 1)
     }
 
@@ -379,7 +379,7 @@ impl Checker<'_> {
                 ev.add_index(track, i);
             }
         }
-        !(k.unique_items && !first_duplicates(items).is_empty())
+        !k.unique_items || first_duplicates(items).is_empty()
     }
 
     /// `$ref`, `const`, `enum`, `if`, `not`, `allOf`, `anyOf`, `oneOf`, `unevaluated*`.
@@ -489,13 +489,12 @@ impl Checker<'_> {
                 }
                 // TypeBox walks arrays too (`IsObject` holds for them); no key of an array is
                 // ever evaluated.
-                Value::Array(items) => {
+                Value::Array(items)
                     if !items
                         .iter()
-                        .all(|item| self.schema(u, item, &mut Eval::default(), depth + 1))
-                    {
-                        return false;
-                    }
+                        .all(|item| self.schema(u, item, &mut Eval::default(), depth + 1)) =>
+                {
+                    return false;
                 }
                 _ => {}
             }

@@ -120,7 +120,7 @@ fn is_date(s: &str) -> bool {
         return false;
     };
     const DAYS: [u32; 13] = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let leap = year.is_multiple_of(4) && (!year.is_multiple_of(100) || year.is_multiple_of(400));
     (1..=12).contains(&month)
         && day >= 1
         && day
@@ -417,12 +417,12 @@ fn is_uri(b: &[u8]) -> bool {
                 return false;
             }
             i += 2;
-        } else if ch > 127 {
-            return false;
-        } else if !(is_unreserved(ch)
-            || is_sub_delim(ch)
-            || matches!(ch, b':' | b'@' | b'/' | b'?' | b'#'))
+        } else if ch > 127
+            || !(is_unreserved(ch)
+                || is_sub_delim(ch)
+                || matches!(ch, b':' | b'@' | b'/' | b'?' | b'#'))
         {
+            // URIs are ASCII-only; otherwise pchar, '/', '?' or '#'.
             return false;
         }
         i += 1;

@@ -31,7 +31,7 @@ pub(crate) fn number_value(f: f64) -> Value {
         if f > 0.0 && f < 18_446_744_073_709_551_616.0 {
             return Value::from(f as u64);
         }
-        if f < 0.0 && f >= -9_223_372_036_854_775_808.0 {
+        if (-9_223_372_036_854_775_808.0..0.0).contains(&f) {
             return Value::from(f as i64);
         }
     }
@@ -171,7 +171,7 @@ pub(crate) fn format_f64(f: f64) -> String {
             out.push_str(&digits[1..]);
         }
         out.push('e');
-        out.push(if n - 1 >= 0 { '+' } else { '-' });
+        out.push(if n > 0 { '+' } else { '-' });
         out.push_str(&(n - 1).abs().to_string());
     }
     out
@@ -375,26 +375,14 @@ fn write_string(out: &mut String, s: &str) {
     out.push('"');
 }
 
-/// The nesting depth of a value (containers count one level each), computed without recursion
-/// and stopping as soon as `limit` is exceeded.
+/// Whether a value nests more than `limit` containers deep. Recursive, but the recursion
+/// stops one level past `limit`, however deep the value is.
 pub(crate) fn depth_exceeds(value: &Value, limit: usize) -> bool {
-    let mut stack: Vec<(&Value, usize)> = vec![(value, 0)];
-    while let Some((v, d)) = stack.pop() {
-        let children: Box<dyn Iterator<Item = &Value>> = match v {
-            Value::Array(items) => Box::new(items.iter()),
-            Value::Object(map) => Box::new(map.values()),
-            _ => continue,
-        };
-        if d + 1 > limit {
-            return true;
-        }
-        for c in children {
-            if c.is_array() || c.is_object() {
-                stack.push((c, d + 1));
-            }
-        }
+    match value {
+        Value::Array(items) => limit == 0 || items.iter().any(|v| depth_exceeds(v, limit - 1)),
+        Value::Object(map) => limit == 0 || map.values().any(|v| depth_exceeds(v, limit - 1)),
+        _ => false,
     }
-    false
 }
 
 #[cfg(test)]
