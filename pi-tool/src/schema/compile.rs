@@ -34,6 +34,9 @@ pub(crate) struct Compiled {
     /// Whether any node uses `unevaluatedProperties`/`unevaluatedItems` (only then are
     /// evaluated keys and indices tracked, as in TypeBox's `HasUnevaluated`).
     pub(crate) tracks_evaluated: bool,
+    /// Whether Pi's null normalisation and coercion can only change a value the validator
+    /// rejects (see [`pi_is_transparent`]); then a value that validates as given skips them.
+    pub(crate) pi_transparent: bool,
 }
 
 /// One subschema.
@@ -223,9 +226,50 @@ pub(crate) fn compile(schema: &Value) -> Result<Compiled, String> {
     let mut compiled = Compiled {
         nodes: c.nodes,
         tracks_evaluated: c.tracks_evaluated,
+        pi_transparent: false,
     };
     fill_null_rejection(&mut compiled);
+    compiled.pi_transparent = compiled.nodes.iter().all(pi_is_transparent);
     Ok(compiled)
+}
+
+/// Whether Pi's passes read this node exactly as the validator does.
+///
+/// Pi coerces a value only where its type does not match (or no union branch accepts it) and
+/// deletes a `null` only where the property schema rejects it; the validator checks the same
+/// subschemas against the same values, so a value that validates is left unchanged by both
+/// passes. That holds when every keyword Pi reads is one the validator enforces on the same
+/// positions. It does not hold for: an ill-typed keyword TypeBox ignores but Pi reads (a `type`
+/// array with non-strings, a union or `properties` with non-schema entries); a key matched by
+/// `patternProperties` (validated by the pattern, coerced by `additionalProperties`); array
+/// items under `prefixItems` (validated by position, coerced and normalised by `items`).
+fn pi_is_transparent(node: &Node) -> bool {
+    let Node::Schema(k) = node else {
+        return true;
+    };
+    let p = &k.pi;
+    let same_list = |validator: &Option<Vec<NodeId>>, pi: &Vec<NodeId>| {
+        pi.is_empty() || validator.as_ref().is_some_and(|v| v == pi)
+    };
+    let items_agree = match (&p.items, &k.items) {
+        (PiItems::None, _) => true,
+        (PiItems::Each(a), Some(Items::Unsized(b))) => a == b,
+        (PiItems::Tuple(a), Some(Items::Sized(b))) => {
+            a.len() == b.len() && a.iter().all(Option::is_some)
+        }
+        _ => false,
+    };
+    (p.types.is_empty()
+        || k.types
+            .as_ref()
+            .is_some_and(|t| t.names.len() == p.types.len()))
+        && (p.properties.is_empty() || k.properties.is_some())
+        && same_list(&k.all_of, &p.all_of)
+        && same_list(&k.any_of, &p.any_of)
+        && same_list(&k.one_of, &p.one_of)
+        && !(k.pattern_properties.is_some() && p.additional.is_some())
+        && (k.prefix_items.is_none() || matches!(p.items, PiItems::None))
+        && items_agree
 }
 
 /// Precomputes, for every property schema, whether it rejects `null` (Pi asks

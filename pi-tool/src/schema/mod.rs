@@ -106,20 +106,22 @@ impl std::fmt::Debug for ToolSchema {
 impl ToolSchema {
     /// The schema of a params type, generated and compiled on first use and cached per type.
     pub fn for_type<P: JsonSchema + 'static>() -> Arc<ToolSchema> {
-        static CACHE: OnceLock<RwLock<HashMap<TypeId, Arc<ToolSchema>>>> = OnceLock::new();
+        type Cell = Arc<OnceLock<Arc<ToolSchema>>>;
+        static CACHE: OnceLock<RwLock<HashMap<TypeId, Cell>>> = OnceLock::new();
         let cache = CACHE.get_or_init(Default::default);
         let id = TypeId::of::<P>();
-        if let Some(hit) = cache.read().ok().and_then(|c| c.get(&id).cloned()) {
-            return hit;
-        }
-        // Generate and compile under the write lock, so that two threads asking for the same
-        // type at once build it once.
-        let Ok(mut writer) = cache.write() else {
-            return Arc::new(ToolSchema::from_json(generate::<P>()));
+        let hit = cache.read().ok().and_then(|c| c.get(&id).cloned());
+        let cell = match hit {
+            Some(cell) => cell,
+            None => match cache.write() {
+                Ok(mut c) => c.entry(id).or_default().clone(),
+                // A poisoned cache (a panic while inserting): build without caching.
+                Err(_) => Cell::default(),
+            },
         };
-        writer
-            .entry(id)
-            .or_insert_with(|| Arc::new(ToolSchema::from_json(generate::<P>())))
+        // Built outside the cache lock, once per type: threads asking for the same type at
+        // the same time wait for the one that builds it.
+        cell.get_or_init(|| Arc::new(ToolSchema::from_json(generate::<P>())))
             .clone()
     }
 
@@ -158,6 +160,23 @@ impl ToolSchema {
                 ),
             ));
         }
+        // A value that validates as given is left unchanged by Pi's passes (see
+        // `compile::pi_is_transparent`): skip them.
+        if compiled.pi_transparent && check::accepts(compiled, 0, args) {
+            let mut value = args.clone();
+            integralize(&mut value);
+            return Ok(value);
+        }
+        self.validate_slow(compiled, tool_name, args)
+    }
+
+    /// Pi's full pipeline, without the shortcut for values that already validate.
+    fn validate_slow(
+        &self,
+        compiled: &Compiled,
+        tool_name: &str,
+        args: &Value,
+    ) -> Result<Value, ToolError> {
         let mut value = args.clone();
         nulls::normalize(compiled, 0, &mut value, 0);
         coerce::coerce(compiled, 0, &mut value, 0);

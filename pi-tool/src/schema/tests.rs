@@ -911,6 +911,9 @@ fn everything_serde_json_parses_is_within_the_limit() {
             Err(_) => break,
         }
     }
+    // Deeper text never reaches us: serde_json refuses it.
+    let text = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    assert!(serde_json::from_str::<Value>(&text).is_err());
     let deepest = deepest.unwrap_or_default();
     assert_eq!(tool.validate("t", &deepest).ok(), Some(deepest.clone()));
     // The failure path walks the same depth.
@@ -926,5 +929,90 @@ fn everything_serde_json_parses_is_within_the_limit() {
         e.message()
             .contains(&format!("  - {path}: must be array\n")),
         "{e}"
+    );
+}
+
+// ---------------------------------------------------------------- the shortcut
+
+fn slow(schema: &ToolSchema, args: &Value) -> Result<Value, String> {
+    let compiled = schema.compiled.as_ref().map_err(Clone::clone)?;
+    schema
+        .validate_slow(compiled, "t", args)
+        .map_err(|e| e.message().to_owned())
+}
+
+#[test]
+fn shortcut_agrees_with_the_full_pipeline() {
+    // Every scenario schema against every scenario's arguments, plus a few shapes of our own.
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/scenarios");
+    let mut schemas = vec![
+        json!({"type": "object", "properties": {"a": {"anyOf": [{"type": "string"}, {"type": "null"}]}, "b": {"type": ["integer", "null"]}}}),
+        json!({"type": "object", "additionalProperties": {"type": "array", "items": {"type": "number"}}}),
+    ];
+    let mut inputs = vec![
+        json!({"a": null, "b": 2.0}),
+        json!({"x": [1, "2"]}),
+        json!({"b": "3"}),
+    ];
+    let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    for entry in entries.flatten() {
+        let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        let scenario: Value = serde_json::from_str(&text).unwrap_or_default();
+        for tool in scenario["tools"].as_array().into_iter().flatten() {
+            schemas.push(tool["parameters"].clone());
+        }
+        for turn in scenario["model"].as_array().into_iter().flatten() {
+            for block in turn["content"].as_array().into_iter().flatten() {
+                if block["type"] == "toolCall" {
+                    inputs.push(block["arguments"].clone());
+                }
+            }
+        }
+    }
+    assert!(
+        schemas.len() > 20 && inputs.len() > 100,
+        "{} {}",
+        schemas.len(),
+        inputs.len()
+    );
+    let mut compared = 0;
+    for s in &schemas {
+        let tool = ToolSchema::from_json(s.clone());
+        for args in &inputs {
+            let fast = tool.validate("t", args).map_err(|e| e.message().to_owned());
+            assert_eq!(fast, slow(&tool, args), "schema {s}\nargs {args}");
+            compared += 1;
+        }
+    }
+    assert!(compared > 2000);
+}
+
+#[test]
+fn schemas_where_pi_reads_more_than_the_validator_take_the_full_pipeline() {
+    // Pi coerces a key matched by `patternProperties` with `additionalProperties`, and the
+    // pattern's schema then rejects the coerced value.
+    let s = json!({
+        "type": "object",
+        "patternProperties": {"^n": {"type": "string"}},
+        "additionalProperties": {"type": "number"}
+    });
+    let tool = schema(s.clone());
+    assert!(!tool.compiled.as_ref().is_ok_and(|c| c.pi_transparent));
+    assert_eq!(errors(s, json!({"n1": "5"})), ["n1: must be string"]);
+    let prefix =
+        json!({"type": "array", "prefixItems": [{"type": "string"}], "items": {"type": "number"}});
+    assert!(
+        !schema(prefix.clone())
+            .compiled
+            .as_ref()
+            .is_ok_and(|c| c.pi_transparent)
+    );
+    // Pi coerces every item with `items`, also those validated by `prefixItems`.
+    assert_eq!(errors(prefix, json!(["7", "8"])), ["0: must be string"]);
+    assert!(
+        schema(obj(json!({"a": {"type": "string"}})))
+            .compiled
+            .as_ref()
+            .is_ok_and(|c| c.pi_transparent)
     );
 }
