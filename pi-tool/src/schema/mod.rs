@@ -12,10 +12,10 @@
 //!
 //! 1. **Copy** (`structuredClone`). Later steps rewrite the arguments; the caller's value —
 //!    the raw arguments other surfaces still show, and the text of the error — stays intact.
-//! 2. **Drop placeholder nulls** (`normalizeOptionalNulls`, [`nulls`]): an optional property
+//! 2. **Drop placeholder nulls** (`normalizeOptionalNulls`, module `nulls`): an optional property
 //!    sent as `null` is deleted, because strict provider modes make models send `null` for
 //!    "absent".
-//! 3. **Coerce** (`coerceWithJsonSchema`, [`coerce`]): `"24"` for a number becomes 24, `1`
+//! 3. **Coerce** (`coerceWithJsonSchema`, module `coerce`): `"24"` for a number becomes 24, `1`
 //!    for a boolean becomes `true`, `42` for a string becomes `"42"`… Models get such details
 //!    wrong all the time, Pi repairs them, and a tool must behave the same under both.
 //! 4. **Validate** with TypeBox 1.3's semantics (the fast check allocates nothing on success).
@@ -38,7 +38,7 @@
 //! `additionalProperties` before each property, `anyOf` branch errors before the `anyOf`
 //! line, at most 8), and its coercion consults the validator on union branches; a generic
 //! validator reports different errors in a different order. The `jsonschema` crate would also
-//! bring a second `syn` major into the build. The compiled form ([`compile`]) is a vector of
+//! bring a second `syn` major into the build. The compiled form (module `compile`) is a vector of
 //! typed nodes with pre-parsed keywords, compiled regexes and `$ref`s resolved to indices,
 //! built once per tool.
 //!
