@@ -1095,3 +1095,76 @@ fn schemas_where_pi_reads_more_than_the_validator_take_the_full_pipeline() {
             .is_ok_and(|c| c.pi_transparent)
     );
 }
+
+// ---------------------------------------------------------------- deliberate differences
+// Each is listed in docs/differences-from-pi.md.
+
+#[test]
+fn difference_a_coerced_root_that_still_fails_is_reported() {
+    // Pi returns the uncoerced "5" without validating it; we report the error.
+    let s = json!({"type": "number", "minimum": 10});
+    assert_eq!(valid(s.clone(), json!("12")), json!(12));
+    assert_eq!(errors(s, json!("5")), ["root: must be >= 10"]);
+}
+
+#[test]
+fn difference_inherited_javascript_names_are_not_properties() {
+    // TypeBox's `"toString" in {}` is true in JavaScript; an object has no such key here.
+    assert_eq!(
+        errors(
+            json!({"type": "object", "required": ["toString"]}),
+            json!({})
+        ),
+        ["toString: must have required properties toString"]
+    );
+}
+
+#[test]
+fn difference_union_branches_see_the_whole_schema() {
+    // Pi compiles the branch on its own, where `#/$defs/S` does not resolve, so the branch
+    // never accepts and the coerced copy is dropped ("v.b: must be number"); here the branch
+    // resolves its `$ref` and the coerced copy is taken.
+    let s = json!({
+        "type": "object",
+        "properties": {"v": {"anyOf": [{
+            "type": "object",
+            "properties": {"a": {"$ref": "#/$defs/S"}, "b": {"type": "number"}}
+        }]}},
+        "$defs": {"S": {"type": "string"}}
+    });
+    assert_eq!(
+        valid(s, json!({"v": {"a": "x", "b": "5"}})),
+        json!({"v": {"a": "x", "b": 5}})
+    );
+}
+
+#[test]
+fn difference_some_formats_are_not_checked() {
+    for f in [
+        "url",
+        "iri",
+        "iri-reference",
+        "idn-email",
+        "idn-hostname",
+        "json-pointer-uri-fragment",
+    ] {
+        valid(
+            obj(json!({"a": {"type": "string", "format": f}})),
+            json!({"a": "not valid at all"}),
+        );
+    }
+}
+
+#[test]
+fn difference_regex_dialect() {
+    // Look-around does not compile (the schema is unusable); `\d` matches other digits.
+    assert!(
+        ToolSchema::from_json(json!({"pattern": "(?!x)"}))
+            .error()
+            .is_some()
+    );
+    valid(
+        obj(json!({"a": {"type": "string", "pattern": "^\\d$"}})),
+        json!({"a": "٣"}),
+    );
+}
