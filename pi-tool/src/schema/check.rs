@@ -255,7 +255,12 @@ impl Checker<'_> {
         {
             return false;
         }
-        if let Some(ap) = k.additional_properties {
+        if k.additional_by_count {
+            // `required` passed above, so this is TypeBox's whole check here.
+            if map.len() != k.required.as_ref().map_or(0, Vec::len) {
+                return false;
+            }
+        } else if let Some(ap) = k.additional_properties {
             for (key, val) in map {
                 if !is_declared(k, key) {
                     if !self.child(ap, val, depth) {

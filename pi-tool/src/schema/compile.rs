@@ -93,6 +93,10 @@ pub(crate) struct Keywords {
     // object
     pub(crate) required: Option<Vec<String>>,
     pub(crate) additional_properties: Option<NodeId>,
+    /// TypeBox's compiled shortcut for `additionalProperties: false` when `required` has as
+    /// many names as `properties` (and no `patternProperties`): it counts keys instead of
+    /// matching them. Pi decides pass/fail with that compiled check, so we count too.
+    pub(crate) additional_by_count: bool,
     pub(crate) dependencies: Option<Vec<(String, Dependency)>>,
     pub(crate) dependent_required: Option<Vec<(String, Vec<String>)>>,
     pub(crate) dependent_schemas: Option<Vec<(String, NodeId)>>,
@@ -604,6 +608,9 @@ impl Compiler<'_> {
         if let Some(pn) = map.get("propertyNames") {
             k.property_names = self.sub(pn, format!("{at}/propertyNames"), depth)?;
         }
+        k.additional_by_count = map.get("additionalProperties") == Some(&Value::Bool(false))
+            && k.pattern_properties.is_none()
+            && matches!((&k.required, &k.properties), (Some(r), Some(p)) if r.len() == p.len());
         k.min_properties = number(map, "minProperties");
         k.max_properties = number(map, "maxProperties");
         Ok(())

@@ -1168,3 +1168,21 @@ fn difference_regex_dialect() {
         json!({"a": "٣"}),
     );
 }
+
+#[test]
+fn additional_properties_false_counts_keys_when_every_property_is_required() {
+    // TypeBox's compiled check (what Pi uses to accept or reject) counts keys in this case,
+    // so a required name missing from `properties` is accepted…
+    let s = json!({"type": "object", "properties": {"a": {}, "b": {}}, "required": ["a", "z"], "additionalProperties": false});
+    valid(s, json!({"a": 1, "z": 2}));
+    // …and duplicate required names reject a value TypeBox's error walk finds nothing wrong
+    // with: Pi then says "Unknown validation error".
+    let d = json!({"type": "object", "properties": {"a": {}, "b": {}}, "required": ["a", "a"], "additionalProperties": false});
+    let e = schema(d)
+        .validate("t", &json!({"a": 1}))
+        .expect_err("count differs");
+    assert_eq!(
+        e.message(),
+        "Validation failed for tool \"t\":\nUnknown validation error\n\nReceived arguments:\n{\n  \"a\": 1\n}"
+    );
+}
