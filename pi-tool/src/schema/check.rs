@@ -94,9 +94,12 @@ pub(crate) fn type_matches(mask: u8, v: &Value) -> bool {
 /// Whether a key is declared by `properties` or matched by `patternProperties` (TypeBox's
 /// `GetPropertiesPattern`).
 pub(crate) fn is_declared(k: &Keywords, key: &str) -> bool {
-    k.properties
-        .as_ref()
-        .is_some_and(|p| p.iter().any(|(name, _)| name == key))
+    let declared = match (&k.property_set, &k.properties) {
+        (Some(names), _) => names.contains(key),
+        (None, Some(p)) => p.iter().any(|(name, _)| name == key),
+        (None, None) => false,
+    };
+    declared
         || k.pattern_properties
             .as_ref()
             .is_some_and(|p| p.iter().any(|(pat, _)| pat.regex.is_match(key)))

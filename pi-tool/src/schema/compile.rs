@@ -102,6 +102,9 @@ pub(crate) struct Keywords {
     pub(crate) dependent_schemas: Option<Vec<(String, NodeId)>>,
     pub(crate) pattern_properties: Option<Vec<(Pattern, NodeId)>>,
     pub(crate) properties: Option<Vec<(String, NodeId)>>,
+    /// The names of `properties` as a set, for schemas with many properties (so that
+    /// `additionalProperties` stays linear in the number of keys).
+    pub(crate) property_set: Option<std::collections::HashSet<String>>,
     pub(crate) property_names: Option<NodeId>,
     pub(crate) min_properties: Option<f64>,
     pub(crate) max_properties: Option<f64>,
@@ -602,6 +605,9 @@ impl Compiler<'_> {
                     Some(id) => out.push((name.clone(), id)),
                     None => valid = false,
                 }
+            }
+            if valid && out.len() > 16 {
+                k.property_set = Some(out.iter().map(|(name, _)| name.clone()).collect());
             }
             k.properties = valid.then_some(out);
         }

@@ -1186,3 +1186,23 @@ fn additional_properties_false_counts_keys_when_every_property_is_required() {
         "Validation failed for tool \"t\":\nUnknown validation error\n\nReceived arguments:\n{\n  \"a\": 1\n}"
     );
 }
+
+#[test]
+fn many_properties_and_many_keys_stay_fast() {
+    let props: serde_json::Map<String, Value> = (0..200)
+        .map(|i| (format!("p{i}"), json!({"type": "number"})))
+        .collect();
+    let s = json!({"type": "object", "properties": props, "additionalProperties": false});
+    let mut args: serde_json::Map<String, Value> =
+        (0..200).map(|i| (format!("p{i}"), json!(i))).collect();
+    valid(s.clone(), Value::Object(args.clone()));
+    for i in 0..50_000 {
+        args.insert(format!("x{i}"), json!(i));
+    }
+    let started = std::time::Instant::now();
+    assert_eq!(
+        errors(s, Value::Object(args)),
+        ["root: must not have additional properties"]
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+}
