@@ -145,6 +145,37 @@ impl ToolSchema {
     /// Checks `args` (the prepared arguments) for the tool `tool_name` and returns the value
     /// execute receives: Pi's pipeline (copy, drop placeholder nulls, coerce, validate), or
     /// Pi's validation error text.
+    ///
+    /// ```
+    /// use pi_tool::{ToolSchema, json};
+    ///
+    /// let schema = ToolSchema::from_json(json!({
+    ///     "type": "object",
+    ///     "properties": {
+    ///         "city": {"type": "string", "minLength": 1},
+    ///         "days": {"type": "integer"}
+    ///     },
+    ///     "required": ["city"],
+    ///     "additionalProperties": false
+    /// }));
+    /// // Pi's coercion: "3" for an integer becomes 3.
+    /// let args = schema.validate("forecast", &json!({"city": "Oslo", "days": "3"})).unwrap();
+    /// assert_eq!(args, json!({"city": "Oslo", "days": 3}));
+    ///
+    /// let error = schema.validate("forecast", &json!({"city": "", "hours": 2})).unwrap_err();
+    /// assert_eq!(
+    ///     error.message(),
+    ///     "Validation failed for tool \"forecast\":
+    ///   - root: must not have additional properties
+    ///   - city: must not have fewer than 1 characters
+    ///
+    /// Received arguments:
+    /// {
+    ///   \"city\": \"\",
+    ///   \"hours\": 2
+    /// }"
+    /// );
+    /// ```
     pub fn validate(&self, tool_name: &str, args: &Value) -> Result<Value, ToolError> {
         let compiled = self.compiled.as_ref().map_err(|e| {
             ToolError::with_kind(
