@@ -64,6 +64,8 @@ mod compile;
 mod errors;
 mod format;
 mod js;
+pub(crate) mod keywords;
+mod normalize;
 mod nulls;
 
 use std::any::TypeId;
@@ -72,10 +74,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 
 use schemars::JsonSchema;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::error::{ToolError, ToolErrorKind};
 use compile::Compiled;
+
+pub(crate) use normalize::MAX_DEPTH;
+
+pub use normalize::{Normalized, SchemaError, normalize};
 
 /// How deeply arguments may nest (arrays and objects), as serde_json's parser allows.
 pub const MAX_ARGUMENT_DEPTH: usize = 128;
@@ -92,6 +98,8 @@ pub fn schema_builds() -> usize {
 pub struct ToolSchema {
     json: Value,
     compiled: Result<Compiled, String>,
+    root_description: Option<String>,
+    warnings: Vec<String>,
 }
 
 impl std::fmt::Debug for ToolSchema {
@@ -104,7 +112,10 @@ impl std::fmt::Debug for ToolSchema {
 }
 
 impl ToolSchema {
-    /// The schema of a params type, generated and compiled on first use and cached per type.
+    /// The schema of a params type, generated, normalised ([`normalize`]) and compiled on
+    /// first use, and cached per type. A type whose schema is not an object (newtype,
+    /// tuple or unit struct, plain enum …) gives a schema whose [`Self::error`] says why;
+    /// every call of such a tool fails with that text.
     pub fn for_type<P: JsonSchema + 'static>() -> Arc<ToolSchema> {
         type Cell = Arc<OnceLock<Arc<ToolSchema>>>;
         static CACHE: OnceLock<RwLock<HashMap<TypeId, Cell>>> = OnceLock::new();
@@ -121,15 +132,59 @@ impl ToolSchema {
         };
         // Built outside the cache lock, once per type: threads asking for the same type at
         // the same time wait for the one that builds it.
-        cell.get_or_init(|| Arc::new(ToolSchema::from_json(generate::<P>())))
+        cell.get_or_init(|| Arc::new(ToolSchema::build::<P>()))
             .clone()
+    }
+
+    /// Generates, normalises and compiles the schema of `P` (uncached): the one place
+    /// [`Self::for_type`] builds from.
+    fn build<P: JsonSchema>() -> ToolSchema {
+        match normalize(generate::<P>()) {
+            Ok(n) => {
+                let mut schema = ToolSchema::from_json(n.schema);
+                schema.root_description = n.root_description;
+                schema.warnings = n.warnings;
+                for w in &schema.warnings {
+                    tracing::debug!(params = std::any::type_name::<P>(), "schema: {w}");
+                }
+                schema
+            }
+            Err(e) => ToolSchema::unusable(
+                json!({"type": "object", "properties": {}}),
+                format!("parameters type `{}`: {e}", std::any::type_name::<P>()),
+            ),
+        }
     }
 
     /// A schema given as plain JSON, used as is and compiled now.
     pub fn from_json(json: Value) -> ToolSchema {
         SCHEMA_BUILDS.fetch_add(1, Ordering::Relaxed);
         let compiled = compile::compile(&json);
-        ToolSchema { json, compiled }
+        ToolSchema {
+            json,
+            compiled,
+            root_description: None,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// A schema that cannot be used: every call fails with `reason` (see [`Self::error`]).
+    fn unusable(json: Value, reason: String) -> ToolSchema {
+        let mut schema = ToolSchema::from_json(json);
+        schema.compiled = Err(reason);
+        schema
+    }
+
+    /// The params type's doc comment (the root `description` schemars emits), removed
+    /// from [`Self::json`] by normalisation; a tool without a description can use it.
+    pub fn root_description(&self) -> Option<&str> {
+        self.root_description.as_deref()
+    }
+
+    /// What normalisation changed that a developer should know (e.g. a root union
+    /// merged into one object).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// The JSON Schema the model sees.
@@ -243,16 +298,17 @@ pub(crate) fn failure_text(tool_name: &str, lines: &[String], args: &Value) -> S
     )
 }
 
-/// The schemars schema of `P`: draft 2020-12, without `$schema` and the root `title`.
-fn generate<P: JsonSchema>() -> Value {
-    let generator = schemars::generate::SchemaSettings::draft2020_12()
+/// The canonical schemars output for a params type, before normalisation: draft 2020-12
+/// with the workspace's `preserve_order` (declaration order of properties) and no
+/// `$schema` keyword. [`ToolSchema::for_type`] normalises it ([`normalize`]).
+pub fn generate<P: JsonSchema>() -> Value {
+    let schema = schemars::generate::SchemaSettings::draft2020_12()
         .with(|s| s.meta_schema = None)
-        .into_generator();
-    let mut json = generator.into_root_schema_for::<P>().to_value();
-    if let Some(o) = json.as_object_mut() {
-        o.shift_remove("title");
-    }
-    json
+        .into_generator()
+        .into_root_schema_for::<P>();
+    // Serialising (rather than `to_value`) applies schemars' keyword order at every level
+    // (`title, description, type, format, properties, …, $defs`).
+    serde_json::to_value(&schema).unwrap_or_else(|_| schema.to_value())
 }
 
 /// Integral floats become integers (`5.0` → `5`): one JavaScript number, but serde rejects a
