@@ -4,6 +4,10 @@
 //! Typed tools get theirs from schemars ([`ToolSchema::for_type`], cached per type); tools
 //! defined at run time give a plain JSON Schema ([`ToolSchema::from_json`]).
 //!
+//! Generated schemas are normalised once ([`normalize`], N0–N6) so that the schema the
+//! model sees, the one arguments are validated against, and the provider wire schemas
+//! ([`crate::profiles`]) all derive from the same canonical object schema.
+//!
 //! # The argument pipeline
 //!
 //! [`ToolSchema::validate`] runs Pi 0.85.0's `validateToolArguments` for plain JSON schemas
@@ -31,6 +35,13 @@
 //!
 //! After a successful check, integral floats (`5.0`) become integers so that serde accepts
 //! them for integer fields (in JavaScript they are the same number).
+//!
+//! Steps 2 and 3 can only change a value the validator rejects, so arguments that already
+//! validate skip them (unless the schema has one of the few shapes where Pi reads more than
+//! the validator checks; `tests` compare both paths on every scenario schema). String
+//! lengths count as TypeBox 1.3 counts them: UTF-16 code units, except that a combining
+//! mark, variation selector, ZWJ sequence or flag pair counts as one character with what it
+//! joins, and an astral character (an emoji) counts once.
 //!
 //! # Why our own validator
 //!
