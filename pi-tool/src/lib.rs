@@ -2,6 +2,7 @@
 #![warn(missing_docs)]
 
 mod abort;
+pub mod agent;
 mod content;
 mod context;
 mod error;
