@@ -7,6 +7,7 @@ mod content;
 mod context;
 mod error;
 mod mode;
+pub mod pack;
 mod result;
 pub mod schema;
 mod tool;
@@ -19,14 +20,24 @@ pub use context::{
 };
 pub use error::{ABORTED_MESSAGE, ToolError, ToolErrorKind};
 pub use mode::ToolExecutionMode;
+pub use pack::{PackEntry, PackError, ToolOwner, ToolPack, check_tool_name};
 pub use result::{AgentToolResult, IntoToolResult, JsonToolResult, NoDetails};
 pub use schema::ToolSchema;
 pub use tool::{
     AgentTool, IntoAgentTool, IntoToolDefinition, ToolDefinition, ToolMetadata, ToolSpec,
     TypedTool, TypedToolDefinition, deserialize_params, wrap_tool_definition,
 };
+pub use update::OnUpdate;
 
 /// Re-exported so that tool crates need no direct dependency on them.
 pub use async_trait::async_trait;
 pub use schemars::JsonSchema;
 pub use serde_json::{Value, json};
+
+#[doc(hidden)]
+pub use tracing as __tracing;
+
+/// The schemars version pi-tool generates schemas with. A params type deriving
+/// [`JsonSchema`] without its own schemars dependency names it:
+/// `#[schemars(crate = "pi_tool::schemars")]`.
+pub use schemars;

@@ -1,0 +1,530 @@
+//! Tool packs: the unit in which library authors ship tools and hosts mount them.
+//!
+//! A [`ToolPack`] is an ordered set of tools with **unique names**, each remembering its
+//! [`ToolOwner`] (the crate and module that put it there). Names stay unique through every
+//! operation: [`tool_pack!`](crate::tool_pack) rejects a duplicate among macro tools at
+//! compile time; [`ToolPack::merge`], [`prefixed`](ToolPack::prefixed) and
+//! [`renamed`](ToolPack::renamed) return a [`PackError`] naming both owners at run time.
+//! Pi instead lets the first (agent) or last (extension) registration win silently; we
+//! refuse, because a model calling `get_weather` should never reach a tool nobody meant.
+//!
+//! ```
+//! use pi_tool::{ToolPack, ToolOwner, ToolSchema, ToolSpec};
+//! # use pi_tool::{AgentTool, AbortSignal, OnUpdate, JsonToolResult, ToolError, Value};
+//! # use std::sync::Arc;
+//! # struct Echo(ToolSpec);
+//! # #[pi_tool::async_trait]
+//! # impl AgentTool for Echo {
+//! #     fn spec(&self) -> &ToolSpec { &self.0 }
+//! #     async fn execute(&self, _: &str, p: Value, _: AbortSignal, _: OnUpdate<Option<Value>>)
+//! #         -> Result<JsonToolResult, ToolError> { Ok(JsonToolResult::error(p.to_string())) }
+//! # }
+//! # fn echo(name: &str) -> Arc<dyn AgentTool> {
+//! #     let schema = Arc::new(ToolSchema::from_json(pi_tool::json!({"type": "object", "properties": {}})));
+//! #     Arc::new(Echo(ToolSpec::new(name, "echo", schema)))
+//! # }
+//! let mut weather = ToolPack::new();
+//! weather.push(ToolOwner::new("weather-pack"), echo("get_weather")).unwrap();
+//! let mut maps = ToolPack::new();
+//! maps.push(ToolOwner::new("maps-pack"), echo("get_weather")).unwrap();
+//!
+//! let error = weather.clone().merge(maps.clone()).unwrap_err();
+//! assert_eq!(
+//!     error.to_string(),
+//!     "tool name \"get_weather\" is registered twice: by weather-pack and by maps-pack"
+//! );
+//! let both = weather.prefixed("weather_").unwrap().merge(maps).unwrap();
+//! assert_eq!(both.names().collect::<Vec<_>>(), ["weather_get_weather", "get_weather"]);
+//! ```
+
+use std::fmt;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use crate::abort::AbortSignal;
+use crate::context::ExtensionContext;
+use crate::error::ToolError;
+use crate::result::JsonToolResult;
+use crate::tool::{AgentTool, IntoToolDefinition, ToolDefinition, ToolSpec, wrap_tool_definition};
+use crate::update::OnUpdate;
+
+/// The longest tool name every major provider accepts.
+pub const MAX_TOOL_NAME_LEN: usize = 64;
+
+/// Checks a tool name against `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`, the set every major
+/// provider accepts; the error says what is wrong.
+pub fn check_tool_name(name: &str) -> Result<(), String> {
+    let mut chars = name.chars();
+    let Some(first) = chars.next() else {
+        return Err("a tool name cannot be empty".to_owned());
+    };
+    if !(first.is_ascii_alphabetic() || first == '_') {
+        return Err(format!(
+            "tool name \"{name}\" must start with an ASCII letter or `_`"
+        ));
+    }
+    if let Some(bad) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
+    {
+        return Err(format!(
+            "tool name \"{name}\" contains `{bad}`: use ASCII letters, digits, `_` and `-`"
+        ));
+    }
+    if name.len() > MAX_TOOL_NAME_LEN {
+        return Err(format!(
+            "tool name \"{name}\" is {} characters long; providers accept at most {MAX_TOOL_NAME_LEN}",
+            name.len()
+        ));
+    }
+    Ok(())
+}
+
+/// Who registered a tool: shown when two owners claim one name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ToolOwner(Arc<str>);
+
+impl ToolOwner {
+    /// An owner with a free-form name (`custom tools`, `<inline:ext-a>`, a crate name).
+    pub fn new(name: impl AsRef<str>) -> Self {
+        ToolOwner(Arc::from(name.as_ref()))
+    }
+
+    /// The owner recorded by [`tool_pack!`](crate::tool_pack): crate and module path.
+    pub fn module(crate_name: &str, module_path: &str) -> Self {
+        if module_path == crate_name.replace('-', "_") {
+            ToolOwner::new(crate_name)
+        } else {
+            ToolOwner::new(format!("{module_path} (crate {crate_name})"))
+        }
+    }
+
+    /// The owner's name.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for ToolOwner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Why a pack operation was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PackError {
+    /// Two tools would share one name.
+    Duplicate {
+        /// The contested name.
+        name: String,
+        /// The owner of the tool already in the pack.
+        first: ToolOwner,
+        /// The owner of the tool that was refused.
+        second: ToolOwner,
+    },
+    /// A name (after prefixing or renaming) is not a valid tool name.
+    InvalidName {
+        /// The offending name.
+        name: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// [`ToolPack::renamed`] named a tool the pack does not have.
+    UnknownTool {
+        /// The missing name.
+        name: String,
+    },
+}
+
+impl fmt::Display for PackError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PackError::Duplicate {
+                name,
+                first,
+                second,
+            } => write!(
+                f,
+                "tool name \"{name}\" is registered twice: by {first} and by {second}"
+            ),
+            PackError::InvalidName { reason, .. } => f.write_str(reason),
+            PackError::UnknownTool { name } => write!(f, "the pack has no tool named \"{name}\""),
+        }
+    }
+}
+
+impl std::error::Error for PackError {}
+
+/// One tool of a pack and who put it there.
+#[derive(Clone)]
+pub struct PackEntry {
+    /// The tool, as a five-argument definition (four-argument tools ignore the context).
+    pub definition: Arc<dyn ToolDefinition>,
+    /// Who registered it.
+    pub owner: ToolOwner,
+}
+
+impl fmt::Debug for PackEntry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PackEntry")
+            .field("name", &self.definition.spec().name)
+            .field("owner", &self.owner)
+            .finish()
+    }
+}
+
+/// An ordered set of tools with unique names. See the [module docs](self).
+#[derive(Debug, Clone, Default)]
+pub struct ToolPack {
+    entries: Vec<PackEntry>,
+}
+
+impl ToolPack {
+    /// An empty pack.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a tool at the end; refuses a name the pack already has or an invalid name.
+    pub fn push(
+        &mut self,
+        owner: ToolOwner,
+        tool: impl IntoToolDefinition,
+    ) -> Result<(), PackError> {
+        self.push_definition(owner, tool.into_tool_definition())
+    }
+
+    fn push_definition(
+        &mut self,
+        owner: ToolOwner,
+        definition: Arc<dyn ToolDefinition>,
+    ) -> Result<(), PackError> {
+        let name = &definition.spec().name;
+        check_tool_name(name).map_err(|reason| PackError::InvalidName {
+            name: name.clone(),
+            reason,
+        })?;
+        if let Some(existing) = self.get_entry(name) {
+            return Err(PackError::Duplicate {
+                name: name.clone(),
+                first: existing.owner.clone(),
+                second: owner,
+            });
+        }
+        self.entries.push(PackEntry { definition, owner });
+        Ok(())
+    }
+
+    /// This pack followed by `other`; fails on the first shared name, naming both owners.
+    pub fn merge(mut self, other: ToolPack) -> Result<ToolPack, PackError> {
+        for entry in other.entries {
+            self.push_definition(entry.owner, entry.definition)?;
+        }
+        Ok(self)
+    }
+
+    /// Every name prefixed (`weather_` + `get_forecast`); fails if a result is invalid.
+    pub fn prefixed(self, prefix: &str) -> Result<ToolPack, PackError> {
+        let mut out = ToolPack::new();
+        for entry in self.entries {
+            let name = format!("{prefix}{}", entry.definition.spec().name);
+            out.push_definition(entry.owner, rename(entry.definition, name))?;
+        }
+        Ok(out)
+    }
+
+    /// Only the tools whose spec satisfies `keep`, in order.
+    pub fn filter(mut self, mut keep: impl FnMut(&ToolSpec) -> bool) -> ToolPack {
+        self.entries.retain(|entry| keep(entry.definition.spec()));
+        self
+    }
+
+    /// The tool `from` renamed to `to`, keeping its position.
+    pub fn renamed(self, from: &str, to: &str) -> Result<ToolPack, PackError> {
+        if self.get_entry(from).is_none() {
+            return Err(PackError::UnknownTool {
+                name: from.to_owned(),
+            });
+        }
+        let mut out = ToolPack::new();
+        for entry in self.entries {
+            let definition = if entry.definition.spec().name == from {
+                rename(entry.definition, to.to_owned())
+            } else {
+                entry.definition
+            };
+            out.push_definition(entry.owner, definition)?;
+        }
+        Ok(out)
+    }
+
+    /// The names, in order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.entries
+            .iter()
+            .map(|e| e.definition.spec().name.as_str())
+    }
+
+    /// The entries, in order.
+    pub fn entries(&self) -> &[PackEntry] {
+        &self.entries
+    }
+
+    /// The tool with this name.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn ToolDefinition>> {
+        self.get_entry(name).map(|e| &e.definition)
+    }
+
+    fn get_entry(&self, name: &str) -> Option<&PackEntry> {
+        self.entries
+            .iter()
+            .find(|e| e.definition.spec().name == name)
+    }
+
+    /// How many tools the pack has.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether the pack is empty.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The tools as definitions, for hosts that supply an [`ExtensionContext`].
+    pub fn definitions(&self) -> Vec<Arc<dyn ToolDefinition>> {
+        self.entries.iter().map(|e| e.definition.clone()).collect()
+    }
+
+    /// The tools in the four-argument contract; `ctx_factory` builds the context of each
+    /// call (see [`wrap_tool_definition`]).
+    pub fn agent_tools<F>(&self, ctx_factory: F) -> Vec<Arc<dyn AgentTool>>
+    where
+        F: Fn() -> ExtensionContext + Clone + Send + Sync + 'static,
+    {
+        self.entries
+            .iter()
+            .map(|e| wrap_tool_definition(e.definition.clone(), ctx_factory.clone()))
+            .collect()
+    }
+
+    /// The tools in the four-argument contract, each call getting a print-mode context
+    /// without UI for the current directory.
+    pub fn into_agent_tools(self) -> Vec<Arc<dyn AgentTool>> {
+        self.agent_tools(ExtensionContext::detached)
+    }
+}
+
+fn rename(definition: Arc<dyn ToolDefinition>, name: String) -> Arc<dyn ToolDefinition> {
+    let mut spec = definition.spec().clone();
+    spec.name = name;
+    Arc::new(Renamed {
+        inner: definition,
+        spec,
+    })
+}
+
+struct Renamed {
+    inner: Arc<dyn ToolDefinition>,
+    spec: ToolSpec,
+}
+
+#[async_trait]
+impl ToolDefinition for Renamed {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn prepare_arguments(&self, arguments: Value) -> Result<Value, ToolError> {
+        self.inner.prepare_arguments(arguments)
+    }
+
+    async fn execute(
+        &self,
+        tool_call_id: &str,
+        params: Value,
+        signal: AbortSignal,
+        on_update: OnUpdate<Option<Value>>,
+        ctx: ExtensionContext,
+    ) -> Result<JsonToolResult, ToolError> {
+        self.inner
+            .execute(tool_call_id, params, signal, on_update, ctx)
+            .await
+    }
+}
+
+/// The message of a compile-time duplicate, built in a const context.
+#[doc(hidden)]
+pub struct DuplicateMessage {
+    buf: [u8; 256],
+    len: usize,
+}
+
+impl DuplicateMessage {
+    #[doc(hidden)]
+    pub const fn as_str(&self) -> &str {
+        let (bytes, _) = self.buf.split_at(self.len);
+        match core::str::from_utf8(bytes) {
+            Ok(s) => s,
+            Err(_) => "tool_pack!: two tools share one name",
+        }
+    }
+
+    #[doc(hidden)]
+    pub const fn is_duplicate(&self) -> bool {
+        self.len > 0
+    }
+}
+
+const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+const fn append(mut msg: DuplicateMessage, s: &str) -> DuplicateMessage {
+    let bytes = s.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() && msg.len < msg.buf.len() {
+        msg.buf[msg.len] = bytes[i];
+        msg.len += 1;
+        i += 1;
+    }
+    msg
+}
+
+/// Finds the first repeated name (const, for [`tool_pack!`](crate::tool_pack)).
+#[doc(hidden)]
+pub const fn find_duplicate_name(names: &[&str]) -> DuplicateMessage {
+    let mut i = 0;
+    while i < names.len() {
+        let mut j = i + 1;
+        while j < names.len() {
+            if str_eq(names[i], names[j]) {
+                let msg = DuplicateMessage {
+                    buf: [0; 256],
+                    len: 0,
+                };
+                let msg = append(msg, "tool_pack!: two tools are named \"");
+                let msg = append(msg, names[i]);
+                let msg = append(
+                    msg,
+                    "\"; give one another name with #[pi_tool(name = \"...\")], or put it in its own pack and use ToolPack::prefixed",
+                );
+                return msg;
+            }
+            j += 1;
+        }
+        i += 1;
+    }
+    DuplicateMessage {
+        buf: [0; 256],
+        len: 0,
+    }
+}
+
+/// Builds a [`ToolPack`] from typed tools, checking at compile time that their names are
+/// unique; the owner recorded is the calling crate and module.
+///
+/// Each item is a unit tool struct (`GetWeather`), or `Type = value` for a tool with state:
+///
+/// ```ignore
+/// let pack: ToolPack = tool_pack![GetWeather, Forecast = Forecast::new(client)];
+/// ```
+///
+/// Two tools with one name do not compile:
+///
+/// ```text
+/// error[E0080]: evaluation panicked: tool_pack!: two tools are named "get_weather"; ...
+/// ```
+#[macro_export]
+macro_rules! tool_pack {
+    ($($ty:path $(= $value:expr)?),* $(,)?) => {{
+        const _: () = {
+            const DUPLICATE: $crate::pack::DuplicateMessage = $crate::pack::find_duplicate_name(&[
+                $(<$ty as $crate::ToolMetadata>::NAME),*
+            ]);
+            if DUPLICATE.is_duplicate() {
+                ::core::panic!("{}", DUPLICATE.as_str());
+            }
+        };
+        let owner = $crate::ToolOwner::module(::core::env!("CARGO_PKG_NAME"), ::core::module_path!());
+        let mut pack = $crate::ToolPack::new();
+        $(
+            // Names are unique (checked above) and valid (checked by #[pi_tool]).
+            if let ::core::result::Result::Err(error) =
+                pack.push(owner.clone(), $crate::__tool_pack_value!($ty $(, $value)?))
+            {
+                $crate::__tracing::error!(%error, "tool_pack!: tool left out");
+            }
+        )*
+        pack
+    }};
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __tool_pack_value {
+    ($ty:path) => {
+        $ty
+    };
+    ($ty:path, $value:expr) => {
+        $value
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_the_provider_rule() {
+        assert!(check_tool_name("get_weather").is_ok());
+        assert!(check_tool_name("_x-1").is_ok());
+        assert!(check_tool_name("").is_err());
+        assert!(check_tool_name("1abc").is_err());
+        assert!(check_tool_name("get weather").unwrap_err().contains("` `"));
+        assert!(check_tool_name(&"a".repeat(64)).is_ok());
+        assert!(
+            check_tool_name(&"a".repeat(65))
+                .unwrap_err()
+                .contains("at most 64")
+        );
+    }
+
+    #[test]
+    fn const_duplicate_finder() {
+        assert!(!find_duplicate_name(&["a", "b"]).is_duplicate());
+        let dup = find_duplicate_name(&["a", "b", "a"]);
+        assert!(dup.is_duplicate());
+        assert!(
+            dup.as_str()
+                .starts_with("tool_pack!: two tools are named \"a\"")
+        );
+    }
+
+    #[test]
+    fn owners_name_crate_and_module() {
+        assert_eq!(
+            ToolOwner::module("weather-pack", "weather_pack").as_str(),
+            "weather-pack"
+        );
+        assert_eq!(
+            ToolOwner::module("weather-pack", "weather_pack::tools").as_str(),
+            "weather_pack::tools (crate weather-pack)"
+        );
+    }
+}
