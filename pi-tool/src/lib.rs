@@ -9,6 +9,7 @@ mod error;
 mod mode;
 pub mod pack;
 mod result;
+pub mod safety;
 pub mod schema;
 mod tool;
 mod update;
