@@ -285,7 +285,9 @@ impl AssistantMessage {
 
     /// The tool calls of the message, in source order.
     pub fn tool_calls(&self) -> impl Iterator<Item = &ToolCall> {
-        self.content.iter().filter_map(AssistantContent::as_tool_call)
+        self.content
+            .iter()
+            .filter_map(AssistantContent::as_tool_call)
     }
 
     /// The text of all text blocks, concatenated.
@@ -418,8 +420,10 @@ mod tests {
         let m: Message = serde_json::from_value(v.clone()).unwrap();
         assert_eq!(m.as_tool_result().unwrap().details, Some(Value::Null));
         assert_eq!(serde_json::to_value(&m).unwrap(), v);
-        let absent: ToolResultMessage = serde_json::from_value(json!({"toolCallId": "c", "toolName": "t",
-            "content": [], "isError": true})).unwrap();
+        let absent: ToolResultMessage =
+            serde_json::from_value(json!({"toolCallId": "c", "toolName": "t",
+            "content": [], "isError": true}))
+            .unwrap();
         assert_eq!(absent.details, None);
     }
 
