@@ -114,13 +114,14 @@ pub(crate) fn check_unique<'a>(
     let mut conflicts = Vec::new();
     for (owner, definition) in tools {
         let name = definition.spec().name.as_str();
+        // An extension's own re-registrations were already collapsed (replace in place),
+        // so any repeat here is two owners, or one name twice in the custom tools list.
         match seen.iter().find(|(n, _)| *n == name) {
-            Some((_, first)) if *first != owner => conflicts.push(PackError::Duplicate {
+            Some((_, first)) => conflicts.push(PackError::Duplicate {
                 name: name.to_owned(),
                 first: (*first).clone(),
                 second: owner.clone(),
             }),
-            Some(_) => {}
             None => seen.push((name, owner)),
         }
     }
