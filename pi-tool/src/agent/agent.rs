@@ -28,7 +28,9 @@ use super::faux::FauxModel;
 use super::hooks::{AfterToolCall, BeforeToolCall, PrepareNextTurn};
 use super::message::{AssistantMessage, Message, StopReason};
 use super::model::{Model, StreamFn, ThinkingLevel};
-use super::run::{AgentEventSink, ContinueError, LoopConfig, run_agent_loop, run_agent_loop_continue};
+use super::run::{
+    AgentEventSink, ContinueError, LoopConfig, run_agent_loop, run_agent_loop_continue,
+};
 use crate::abort::{AbortController, AbortSignal};
 use crate::mode::ToolExecutionMode;
 use crate::tool::AgentTool;
@@ -99,7 +101,10 @@ impl std::fmt::Debug for AgentState {
         f.debug_struct("AgentState")
             .field("system_prompt", &self.system_prompt)
             .field("model", &self.model.id)
-            .field("tools", &self.tools.iter().map(|t| t.name()).collect::<Vec<_>>())
+            .field(
+                "tools",
+                &self.tools.iter().map(|t| t.name()).collect::<Vec<_>>(),
+            )
             .field("messages", &self.messages.len())
             .field("is_streaming", &self.is_streaming)
             .field("error_message", &self.error_message)
@@ -439,7 +444,9 @@ impl Agent {
 
     /// The active run's signal.
     pub fn signal(&self) -> Option<AbortSignal> {
-        lock(&self.inner.active).as_ref().map(AbortController::signal)
+        lock(&self.inner.active)
+            .as_ref()
+            .map(AbortController::signal)
     }
 
     /// Waits until no run is active.
@@ -529,7 +536,10 @@ impl Agent {
         Ok(())
     }
 
-    fn begin(&self, _continuing: bool) -> Result<(AbortSignal, super::Context, LoopConfig), AgentError> {
+    fn begin(
+        &self,
+        _continuing: bool,
+    ) -> Result<(AbortSignal, super::Context, LoopConfig), AgentError> {
         let controller = AbortController::new();
         {
             let mut active = lock(&self.inner.active);
@@ -579,11 +589,14 @@ impl Agent {
     /// Pi's `handleRunFailure`: a synthetic failed assistant message ends the run.
     async fn fail_run(&self, error: String, signal: &AbortSignal) {
         let model = lock(&self.inner.state).model.clone();
-        let mut message = AssistantMessage::empty(&model, if signal.is_aborted() {
-            StopReason::Aborted
-        } else {
-            StopReason::Error
-        });
+        let mut message = AssistantMessage::empty(
+            &model,
+            if signal.is_aborted() {
+                StopReason::Aborted
+            } else {
+                StopReason::Error
+            },
+        );
         message.content = vec![super::message::AssistantContent::text("")];
         message.error_message = Some(error);
         let message = Message::from(message);

@@ -55,7 +55,10 @@ struct Finalized {
 
 enum Preparation {
     Immediate(JsonToolResult),
-    Prepared { tool: Arc<dyn AgentTool>, args: Value },
+    Prepared {
+        tool: Arc<dyn AgentTool>,
+        args: Value,
+    },
 }
 
 struct Batch<'a> {
@@ -164,10 +167,7 @@ async fn finish(
 }
 
 fn terminates(finalized: &[&Finalized]) -> bool {
-    !finalized.is_empty()
-        && finalized
-            .iter()
-            .all(|f| f.result.terminate == Some(true))
+    !finalized.is_empty() && finalized.iter().all(|f| f.result.terminate == Some(true))
 }
 
 /// Runs the tool calls of `assistant` (Pi's `executeToolCalls`).
@@ -206,7 +206,9 @@ impl<'a> Batch<'a> {
             return Preparation::Immediate(error_result(format!("Tool {} not found", call.name)));
         };
         let tool = tool.clone();
-        let attempt = AssertUnwindSafe(self.try_prepare(call, tool)).catch_unwind().await;
+        let attempt = AssertUnwindSafe(self.try_prepare(call, tool))
+            .catch_unwind()
+            .await;
         match attempt {
             Ok(Ok(preparation)) => preparation,
             Ok(Err(error)) => Preparation::Immediate(error_result(error.message())),
@@ -275,10 +277,13 @@ impl<'a> Batch<'a> {
         }
         let after_args = self.config.after_tool_call.is_some().then(|| args.clone());
         let timeout = tool.spec().timeout.or(self.config.tool_timeout);
-        let execute = AssertUnwindSafe(tool.execute(&call.id, args, self.signal.clone(), on_update.clone()))
-            .catch_unwind();
+        let execute =
+            AssertUnwindSafe(tool.execute(&call.id, args, self.signal.clone(), on_update.clone()))
+                .catch_unwind();
         let outcome = match timeout {
-            Some(limit) => tokio::time::timeout(limit, execute).await.map_err(|_| limit),
+            Some(limit) => tokio::time::timeout(limit, execute)
+                .await
+                .map_err(|_| limit),
             None => Ok(execute.await),
         };
         on_update.close();
@@ -297,7 +302,11 @@ impl<'a> Batch<'a> {
             Err(limit) => {
                 let error = ToolError::with_kind(
                     ToolErrorKind::Timeout,
-                    format!("Tool {} timed out after {}", call.name, format_duration(limit)),
+                    format!(
+                        "Tool {} timed out after {}",
+                        call.name,
+                        format_duration(limit)
+                    ),
                 );
                 tracing::warn!(tool = %call.name, tool_call_id = %call.id, "{error}");
                 (error_result(error.message()), true)
@@ -484,13 +493,19 @@ impl<'a> Batch<'a> {
             .config
             .max_concurrency
             .map_or(usize::MAX, std::num::NonZeroUsize::get);
-        self.drive(&mut driver, &slot_calls, limit, sink, |slot, result, is_error| {
-            finalized[slot_index[slot]] = Some(Finalized {
-                result,
-                is_error,
-                synthesized: false,
-            });
-        })
+        self.drive(
+            &mut driver,
+            &slot_calls,
+            limit,
+            sink,
+            |slot, result, is_error| {
+                finalized[slot_index[slot]] = Some(Finalized {
+                    result,
+                    is_error,
+                    synthesized: false,
+                });
+            },
+        )
         .await;
         let mut messages = Vec::with_capacity(calls.len());
         for (call, f) in calls.iter().zip(&finalized) {

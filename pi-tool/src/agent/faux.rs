@@ -22,7 +22,9 @@ use futures::Stream;
 use serde::Deserialize;
 
 use super::message::{AssistantContent, AssistantMessage, Message, StopReason};
-use super::model::{AssistantMessageEvent, AssistantMessageStream, Context, Model, StreamFn, StreamOptions};
+use super::model::{
+    AssistantMessageEvent, AssistantMessageStream, Context, Model, StreamFn, StreamOptions,
+};
 use crate::abort::AbortSignal;
 
 /// The text of the aborted message the faux model streams when its signal is aborted.
@@ -224,7 +226,10 @@ impl StreamFn for FauxModel {
             Ok(mut state) => {
                 let index = state.calls;
                 state.calls += 1;
-                (index, state.turns.pop_front().unwrap_or_else(FauxTurn::done))
+                (
+                    index,
+                    state.turns.pop_front().unwrap_or_else(FauxTurn::done),
+                )
             }
             Err(_) => (0, FauxTurn::done()),
         };
@@ -309,7 +314,8 @@ impl FauxStream {
                 Kind::TextStart
             }
             (AssistantContent::Text { text, .. }, 1) => {
-                if let Some(AssistantContent::Text { text: t, .. }) = partial.content.get_mut(index) {
+                if let Some(AssistantContent::Text { text: t, .. }) = partial.content.get_mut(index)
+                {
                     t.clone_from(text);
                 }
                 Kind::TextDelta(text.clone())
@@ -354,15 +360,48 @@ impl FauxStream {
         let partial = self.partial.clone();
         let content_index = index;
         match event {
-            Kind::TextStart => AssistantMessageEvent::TextStart { content_index, partial },
-            Kind::TextDelta(delta) => AssistantMessageEvent::TextDelta { content_index, delta, partial },
-            Kind::TextEnd(content) => AssistantMessageEvent::TextEnd { content_index, content, partial },
-            Kind::ThinkingStart => AssistantMessageEvent::ThinkingStart { content_index, partial },
-            Kind::ThinkingDelta(delta) => AssistantMessageEvent::ThinkingDelta { content_index, delta, partial },
-            Kind::ThinkingEnd(content) => AssistantMessageEvent::ThinkingEnd { content_index, content, partial },
-            Kind::ToolcallStart => AssistantMessageEvent::ToolcallStart { content_index, partial },
-            Kind::ToolcallDelta(delta) => AssistantMessageEvent::ToolcallDelta { content_index, delta, partial },
-            Kind::ToolcallEnd(tool_call) => AssistantMessageEvent::ToolcallEnd { content_index, tool_call, partial },
+            Kind::TextStart => AssistantMessageEvent::TextStart {
+                content_index,
+                partial,
+            },
+            Kind::TextDelta(delta) => AssistantMessageEvent::TextDelta {
+                content_index,
+                delta,
+                partial,
+            },
+            Kind::TextEnd(content) => AssistantMessageEvent::TextEnd {
+                content_index,
+                content,
+                partial,
+            },
+            Kind::ThinkingStart => AssistantMessageEvent::ThinkingStart {
+                content_index,
+                partial,
+            },
+            Kind::ThinkingDelta(delta) => AssistantMessageEvent::ThinkingDelta {
+                content_index,
+                delta,
+                partial,
+            },
+            Kind::ThinkingEnd(content) => AssistantMessageEvent::ThinkingEnd {
+                content_index,
+                content,
+                partial,
+            },
+            Kind::ToolcallStart => AssistantMessageEvent::ToolcallStart {
+                content_index,
+                partial,
+            },
+            Kind::ToolcallDelta(delta) => AssistantMessageEvent::ToolcallDelta {
+                content_index,
+                delta,
+                partial,
+            },
+            Kind::ToolcallEnd(tool_call) => AssistantMessageEvent::ToolcallEnd {
+                content_index,
+                tool_call,
+                partial,
+            },
         }
     }
 
@@ -371,7 +410,10 @@ impl FauxStream {
         let stop_reason = self.turn.stop_reason();
         let mut message = std::mem::replace(
             &mut self.partial,
-            Arc::new(AssistantMessage::empty(&Model::default(), StopReason::Pending)),
+            Arc::new(AssistantMessage::empty(
+                &Model::default(),
+                StopReason::Pending,
+            )),
         );
         let m = Arc::make_mut(&mut message);
         m.content = std::mem::take(&mut self.turn.content);
@@ -461,9 +503,15 @@ impl Stream for FauxStream {
                         continue;
                     }
                     this.phase = if step == 2 {
-                        Phase::Block { index: index + 1, step: 0 }
+                        Phase::Block {
+                            index: index + 1,
+                            step: 0,
+                        }
                     } else {
-                        Phase::Block { index, step: step + 1 }
+                        Phase::Block {
+                            index,
+                            step: step + 1,
+                        }
                     };
                     return Poll::Ready(Some(this.block_event(index, step)));
                 }
@@ -484,7 +532,10 @@ mod tests {
     use serde_json::json;
 
     fn names(events: &[AssistantMessageEvent]) -> Vec<&'static str> {
-        events.iter().map(AssistantMessageEvent::type_name).collect()
+        events
+            .iter()
+            .map(AssistantMessageEvent::type_name)
+            .collect()
     }
 
     #[tokio::test]
@@ -494,12 +545,25 @@ mod tests {
             AssistantContent::tool_call("c1", "get_weather", json!({"city": "Paris", "n": 1})),
         ])]);
         let events: Vec<_> = faux
-            .stream(&FauxModel::model(), &Context::default(), StreamOptions::default())
+            .stream(
+                &FauxModel::model(),
+                &Context::default(),
+                StreamOptions::default(),
+            )
             .collect()
             .await;
         assert_eq!(
             names(&events),
-            ["start", "text_start", "text_delta", "text_end", "toolcall_start", "toolcall_delta", "toolcall_end", "done"]
+            [
+                "start",
+                "text_start",
+                "text_delta",
+                "text_end",
+                "toolcall_start",
+                "toolcall_delta",
+                "toolcall_end",
+                "done"
+            ]
         );
         match &events[5] {
             AssistantMessageEvent::ToolcallDelta { delta, .. } => {
@@ -516,11 +580,17 @@ mod tests {
         }
         // Exhausted script: "Done."
         let events: Vec<_> = faux
-            .stream(&FauxModel::model(), &Context::default(), StreamOptions::default())
+            .stream(
+                &FauxModel::model(),
+                &Context::default(),
+                StreamOptions::default(),
+            )
             .collect()
             .await;
         match events.last() {
-            Some(AssistantMessageEvent::Done { message, .. }) => assert_eq!(message.text(), "Done."),
+            Some(AssistantMessageEvent::Done { message, .. }) => {
+                assert_eq!(message.text(), "Done.")
+            }
             other => panic!("{other:?}"),
         }
         assert_eq!(faux.requests().len(), 2);
@@ -553,9 +623,15 @@ mod tests {
 
     #[tokio::test]
     async fn scripted_errors_end_with_an_error_event() {
-        let faux = FauxModel::new(vec![FauxTurn::text("x").with_stop_reason(StopReason::Error)]);
+        let faux = FauxModel::new(vec![
+            FauxTurn::text("x").with_stop_reason(StopReason::Error),
+        ]);
         let events: Vec<_> = faux
-            .stream(&FauxModel::model(), &Context::default(), StreamOptions::default())
+            .stream(
+                &FauxModel::model(),
+                &Context::default(),
+                StreamOptions::default(),
+            )
             .collect()
             .await;
         match events.last() {

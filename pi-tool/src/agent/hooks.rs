@@ -177,7 +177,10 @@ mod tests {
 
     #[test]
     fn after_merge_replaces_field_by_field_and_null_keeps() {
-        let result = JsonToolResult::from_json(json!({"content": [{"type": "text", "text": "a"}], "details": {"x": 1}})).unwrap();
+        let result = JsonToolResult::from_json(
+            json!({"content": [{"type": "text", "text": "a"}], "details": {"x": 1}}),
+        )
+        .unwrap();
         let (merged, is_error) = merge_after(
             result.clone(),
             false,
@@ -198,7 +201,10 @@ mod tests {
                 ..Default::default()
             },
         );
-        assert_eq!(merged.to_json(), json!({"content": [{"type": "text", "text": "b"}], "details": {"x": 1}, "terminate": true}));
+        assert_eq!(
+            merged.to_json(),
+            json!({"content": [{"type": "text", "text": "b"}], "details": {"x": 1}, "terminate": true})
+        );
         assert!(is_error);
     }
 }

@@ -285,7 +285,9 @@ impl AssistantMessage {
 
     /// The tool calls of the message, in source order.
     pub fn tool_calls(&self) -> impl Iterator<Item = &ToolCall> {
-        self.content.iter().filter_map(AssistantContent::as_tool_call)
+        self.content
+            .iter()
+            .filter_map(AssistantContent::as_tool_call)
     }
 
     /// The text of all text blocks, concatenated.
@@ -361,6 +363,25 @@ fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, 
     Value::deserialize(deserializer).map(Some)
 }
 
+/// Serialises a tool call on its own, with its block `type` (as Pi's JSON has it).
+pub(crate) fn serialize_tool_call<S: Serializer>(
+    call: &ToolCall,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct Tagged<'a> {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        #[serde(flatten)]
+        call: &'a ToolCall,
+    }
+    Tagged {
+        kind: "toolCall",
+        call,
+    }
+    .serialize(serializer)
+}
+
 /// Serialises an assistant message on its own, with its `role` (as Pi's JSON has it).
 pub(crate) fn serialize_assistant<S: Serializer>(
     message: &Arc<AssistantMessage>,
@@ -418,8 +439,10 @@ mod tests {
         let m: Message = serde_json::from_value(v.clone()).unwrap();
         assert_eq!(m.as_tool_result().unwrap().details, Some(Value::Null));
         assert_eq!(serde_json::to_value(&m).unwrap(), v);
-        let absent: ToolResultMessage = serde_json::from_value(json!({"toolCallId": "c", "toolName": "t",
-            "content": [], "isError": true})).unwrap();
+        let absent: ToolResultMessage =
+            serde_json::from_value(json!({"toolCallId": "c", "toolName": "t",
+            "content": [], "isError": true}))
+            .unwrap();
         assert_eq!(absent.details, None);
     }
 

@@ -247,7 +247,8 @@ async fn run_loop(
                 new_messages.push(message);
             }
 
-            let message = stream_assistant_response(&mut context, &config, sink, signal, stream_fn).await;
+            let message =
+                stream_assistant_response(&mut context, &config, sink, signal, stream_fn).await;
             new_messages.push(Message::Assistant(message.clone()));
             if message.stop_reason.is_failure() {
                 sink.emit(AgentEvent::TurnEnd {
