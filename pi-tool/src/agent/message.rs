@@ -363,6 +363,25 @@ fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, 
     Value::deserialize(deserializer).map(Some)
 }
 
+/// Serialises a tool call on its own, with its block `type` (as Pi's JSON has it).
+pub(crate) fn serialize_tool_call<S: Serializer>(
+    call: &ToolCall,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct Tagged<'a> {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        #[serde(flatten)]
+        call: &'a ToolCall,
+    }
+    Tagged {
+        kind: "toolCall",
+        call,
+    }
+    .serialize(serializer)
+}
+
 /// Serialises an assistant message on its own, with its `role` (as Pi's JSON has it).
 pub(crate) fn serialize_assistant<S: Serializer>(
     message: &Arc<AssistantMessage>,

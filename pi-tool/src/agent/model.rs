@@ -21,7 +21,9 @@ use serde::{Deserialize, Serialize};
 use crate::abort::AbortSignal;
 use crate::tool::AgentTool;
 
-use super::message::{AssistantMessage, Message, StopReason, ToolCall, serialize_assistant};
+use super::message::{
+    AssistantMessage, Message, StopReason, ToolCall, serialize_assistant, serialize_tool_call,
+};
 
 /// A model descriptor (Pi's `Model`): which model, through which API and provider.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -230,6 +232,7 @@ pub enum AssistantMessageEvent {
         /// Its index in `content`.
         content_index: usize,
         /// The complete call.
+        #[serde(serialize_with = "serialize_tool_call")]
         tool_call: ToolCall,
         /// The partial message.
         #[serde(serialize_with = "serialize_assistant")]
