@@ -6,14 +6,16 @@
 //! new scenario file dropped into the folder runs without code changes. Scenarios whose
 //! trace differs from Pi's because pi-tool deliberately does better are listed in
 //! [`DOCUMENTED_DIFFERENCES`] and compared with pi-tool's own expected trace
-//! (`conformance/expected-pi-tool/`); scenarios with a tag in [`SKIPPED_TAGS`] and
-//! session-layer scenarios are reported as skipped, never as passed.
+//! (`conformance/expected-pi-tool/`); scenarios with a tag in [`SKIPPED_TAGS`] are
+//! reported as skipped, never as passed. Session scenarios (`driver: "session"`,
+//! `conformance/session-scenarios/`) run on `AgentSession` ([`session`]).
 
 pub mod canon;
 pub mod compare;
 pub mod data;
 pub mod record;
 pub mod scenario;
+pub mod session;
 pub mod tools;
 
 use std::path::{Path, PathBuf};
@@ -38,6 +40,14 @@ pub const DOCUMENTED_DIFFERENCES: &[(&str, &str)] = &[
     (
         "10i-abort-at-tool-start-sequential",
         "no orphaned tool calls: the calls after the aborted one get `Operation aborted` results instead of none",
+    ),
+    (
+        "S07a-duplicate-names",
+        "duplicate tool names are an error: the session refuses to build and names the tool and both owners",
+    ),
+    (
+        "S08a-set-active-tools-unknown-and-duplicates",
+        "set_active_tools_by_name removes duplicate names (and reports them) instead of sending a tool twice",
     ),
 ];
 

@@ -18,6 +18,7 @@
 //!                            trimmed, empty ones dropped, de-duplicated keeping the first
 //!                            (Pi's PowerShell variant is not reproduced: no built-ins)
 //! [<appended sections>]
+//!
 //! Current working directory: <cwd>
 //! ```
 //!
@@ -151,7 +152,7 @@ pub fn build_system_prompt(source: &SystemPrompt, active: &[&ToolSpec], cwd: &Pa
                 prompt.push_str("\n\n");
                 prompt.push_str(extra);
             }
-            prompt.push_str("\nCurrent working directory: ");
+            prompt.push_str("\n\nCurrent working directory: ");
             prompt.push_str(&cwd);
             prompt
         }

@@ -56,6 +56,9 @@ pub struct ExtensionErrorEvent {
 /// What session subscribers receive: the agent's events and the extension events.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
+// Listeners receive events by reference; boxing the common variant would cost an
+// allocation per event to save stack space on the rare one.
+#[allow(clippy::large_enum_variant)]
 pub enum SessionEvent {
     /// An agent event (Pi's `AgentEvent`).
     Agent(AgentEvent),
