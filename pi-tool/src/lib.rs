@@ -8,6 +8,7 @@ mod context;
 mod error;
 mod mode;
 pub mod pack;
+pub mod profiles;
 mod result;
 pub mod safety;
 pub mod schema;
