@@ -369,13 +369,22 @@ impl Shared {
         builder.build()
     }
 
-    fn emit(&self, event: &SessionEvent) {
+    fn emit(&self, event: SessionEvent) {
+        self.emit_with(|| event);
+    }
+
+    /// Builds the event only when someone listens (agent events are cloned per call).
+    fn emit_with(&self, event: impl FnOnce() -> SessionEvent) {
         let listeners: Vec<SessionListener> = lock(&self.listeners)
             .iter()
             .map(|(_, l)| l.clone())
             .collect();
+        if listeners.is_empty() {
+            return;
+        }
+        let event = event();
         for listener in listeners {
-            if let Err(panic) = std::panic::catch_unwind(AssertUnwindSafe(|| listener(event))) {
+            if let Err(panic) = std::panic::catch_unwind(AssertUnwindSafe(|| listener(&event))) {
                 tracing::error!(panic = %panic_text(&*panic), "session listener panicked");
             }
         }
@@ -544,7 +553,7 @@ impl AfterToolCall for SessionHooks {
                     .get(failure.index)
                     .map(|(o, _)| o.to_string())
                     .unwrap_or_default();
-                shared.emit(&SessionEvent::ExtensionError(ExtensionErrorEvent {
+                shared.emit(SessionEvent::ExtensionError(ExtensionErrorEvent {
                     extension_path: owner,
                     event: "tool_result".to_owned(),
                     error: failure.message,
@@ -630,7 +639,7 @@ impl AgentListener for SessionForwarder {
             }
             _ => {}
         }
-        shared.emit(&SessionEvent::Agent(event.clone()));
+        shared.emit_with(|| SessionEvent::Agent(event.clone()));
         Ok(())
     }
 }
