@@ -642,3 +642,94 @@ async fn the_store_keeps_the_transcript_and_subscribers_see_agent_events() {
     assert_eq!(types.lock().unwrap().first(), Some(&"agent_start"));
     assert_eq!(types.lock().unwrap().last(), Some(&"agent_end"));
 }
+
+#[tokio::test]
+async fn handlers_see_only_valid_calls_and_a_terminating_block_obeys_the_batch_rule() {
+    // A schema that is not an object fails validation for every call.
+    let broken = Arc::new(FnTool {
+        spec: ToolSpec::new(
+            "broken",
+            "broken tool",
+            Arc::new(ToolSchema::from_json(json!(7))),
+        ),
+        body: Arc::new(|_, _| Ok(AgentToolResult::text("never", None))),
+    }) as Arc<dyn ToolDefinition>;
+    let strict = tool("strict", "ran");
+    let (model, stream) = faux(vec![
+        FauxTurn::new(vec![
+            AssistantContent::tool_call("invalid", "broken", json!({})),
+            AssistantContent::tool_call("valid", "strict", json!({"city": "Paris"})),
+        ]),
+        // Every call of this batch is blocked with terminate: the run stops after it.
+        FauxTurn::new(vec![AssistantContent::tool_call(
+            "stop",
+            "strict",
+            json!({"city": "Oslo"}),
+        )]),
+        FauxTurn::text("never requested"),
+    ]);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let session = AgentSession::builder(stream)
+        .custom_tool(strict)
+        .custom_tool(broken)
+        .extension(ext("ext", move |api| {
+            let sink = sink.clone();
+            api.on_tool_call(move |e: &mut ToolCallEvent, _: &ExtensionContext| {
+                sink.lock().unwrap().push(e.tool_call_id.clone());
+                Ok((e.tool_call_id == "stop").then(|| ToolCallDecision {
+                    block: true,
+                    reason: Some("stopping".into()),
+                    terminate: Some(true),
+                }))
+            })
+        }))
+        .build()
+        .unwrap();
+    session.prompt("go").await.unwrap();
+    assert_eq!(*seen.lock().unwrap(), ["valid", "stop"]);
+    let results = results(&session);
+    assert_eq!(results[0].0, "invalid");
+    assert!(results[0].2, "{}", results[0].1);
+    assert_eq!(results[1], ("valid".into(), "ran".into(), false));
+    assert_eq!(results[2], ("stop".into(), "stopping".into(), true));
+    assert_eq!(
+        model.calls(),
+        2,
+        "a batch of terminating results ends the run"
+    );
+}
+
+#[tokio::test]
+async fn a_plain_agent_tool_works_as_a_custom_tool_and_a_session_abort_ends_the_run() {
+    use pi_tool::IntoAgentTool;
+    let (_, stream) = faux(vec![
+        call("c1", "city_tool", json!({"city": "Tokyo"})),
+        call("c2", "stopper", json!({})),
+        FauxTurn::text("never"),
+    ]);
+    let slot: Arc<Mutex<Option<AgentSession>>> = Arc::default();
+    let handle = slot.clone();
+    let session = AgentSession::builder(stream)
+        .agent_tool(CityTool.into_agent_tool())
+        .custom_tool(tool_with("stopper", None, &[], move |_, ctx| {
+            // Both paths abort the same run: the session and the tool's context.
+            if let Some(s) = handle.lock().unwrap().as_ref() {
+                s.abort();
+            }
+            ctx.abort()?;
+            Ok(AgentToolResult::text("stopped", None))
+        }))
+        .build()
+        .unwrap();
+    *slot.lock().unwrap() = Some(session.clone());
+    session.prompt("go").await.unwrap();
+    slot.lock().unwrap().take();
+    let results = results(&session);
+    assert_eq!(results[0], ("c1".into(), "city Tokyo".into(), false));
+    let last = session.agent().messages().last().cloned().unwrap();
+    assert_eq!(
+        last.as_assistant().map(|a| a.stop_reason),
+        Some(pi_tool::agent::StopReason::Aborted)
+    );
+}

@@ -21,6 +21,58 @@
 //! Tools get a fresh [`ExtensionContext`](crate::ExtensionContext) per execute call and
 //! handlers one per emission; it is a live view of the session and becomes stale after
 //! [`AgentSession::dispose`]. Differences from Pi are listed in `docs/differences-from-pi.md`.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use pi_tool::agent::{AssistantContent, FauxModel, FauxTurn};
+//! use pi_tool::session::{AgentSession, FnExtension, ToolCallDecision, ToolCallEvent};
+//! use pi_tool::{ExtensionContext, ToolDefinition, json};
+//! # use pi_tool::{AbortSignal, JsonToolResult, OnUpdate, ToolError, ToolSchema, ToolSpec, Value};
+//! # struct Echo(ToolSpec);
+//! # #[pi_tool::async_trait]
+//! # impl ToolDefinition for Echo {
+//! #     fn spec(&self) -> &ToolSpec { &self.0 }
+//! #     async fn execute(&self, _: &str, p: Value, _: AbortSignal, _: OnUpdate<Option<Value>>,
+//! #         _: ExtensionContext) -> Result<JsonToolResult, ToolError> {
+//! #         Ok(JsonToolResult::text(p.to_string(), None))
+//! #     }
+//! # }
+//! # fn echo(name: &str) -> Arc<dyn ToolDefinition> {
+//! #     let schema = Arc::new(ToolSchema::from_json(json!({"type": "object"})));
+//! #     let mut spec = ToolSpec::new(name, "echo", schema);
+//! #     spec.prompt_snippet = Some(format!("Echo ({name})"));
+//! #     Arc::new(Echo(spec))
+//! # }
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let model = FauxModel::new(vec![FauxTurn::new(vec![
+//!     AssistantContent::tool_call("c1", "delete_all", json!({})),
+//! ])]);
+//! let session = AgentSession::builder(Arc::new(model))
+//!     .custom_tool(echo("echo"))
+//!     .extension(FnExtension::new("guard", |api| {
+//!         api.register_tool(echo("delete_all"))?;
+//!         api.on_tool_call(|e: &mut ToolCallEvent, _: &ExtensionContext| {
+//!             Ok((e.tool_name == "delete_all").then(|| ToolCallDecision::block("not today")))
+//!         })
+//!     }))
+//!     .build()?;
+//! assert_eq!(session.active_tool_names(), ["delete_all", "echo"]);
+//! assert!(session.system_prompt().contains("- echo: Echo (echo)"));
+//! session.prompt("clean up").await?;
+//! let messages = session.agent().messages();
+//! let result = messages.iter().find_map(|m| m.as_tool_result()).unwrap();
+//! assert_eq!(result.content[0].as_text(), Some("not today"));
+//!
+//! // A second owner for a name is refused, naming both.
+//! let error = AgentSession::builder(Arc::new(FauxModel::default()))
+//!     .extension(FnExtension::new("a", |api| api.register_tool(echo("echo"))))
+//!     .custom_tool(echo("echo"))
+//!     .build()
+//!     .unwrap_err();
+//! assert_eq!(error.to_string(), "tool name \"echo\" is registered twice: by <inline:a> and by custom tools");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # }).unwrap();
+//! ```
 
 mod builder;
 pub mod extension;

@@ -197,3 +197,114 @@ pub(crate) fn next_active(
     }
     next
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tools(names: &[&str]) -> Vec<RegisteredTool> {
+        names
+            .iter()
+            .map(|n| {
+                let schema = Arc::new(crate::schema::ToolSchema::from_json(
+                    serde_json::json!({"type": "object"}),
+                ));
+                let spec = crate::tool::ToolSpec::new(*n, "d", schema);
+                RegisteredTool {
+                    definition: Arc::new(SpecOnly(spec)) as Arc<dyn ToolDefinition>,
+                    owner: ToolOwner::new("o"),
+                    source: ToolSource::Custom,
+                }
+            })
+            .collect()
+    }
+
+    struct SpecOnly(crate::tool::ToolSpec);
+
+    #[async_trait::async_trait]
+    impl ToolDefinition for SpecOnly {
+        fn spec(&self) -> &crate::tool::ToolSpec {
+            &self.0
+        }
+        async fn execute(
+            &self,
+            _: &str,
+            _: serde_json::Value,
+            _: crate::abort::AbortSignal,
+            _: crate::update::OnUpdate<Option<serde_json::Value>>,
+            _: crate::context::ExtensionContext,
+        ) -> Result<crate::result::JsonToolResult, crate::error::ToolError> {
+            Ok(crate::result::JsonToolResult::error("unused"))
+        }
+    }
+
+    fn strings(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn construction_activates_the_allowlist_order_then_the_registry_order() {
+        let registry = tools(&["a", "b", "c"]);
+        let filter = ToolFilter {
+            allowed: Some(strings(&["c", "a", "zz"])),
+            excluded: HashSet::new(),
+        };
+        let registry = build_registry(registry, &filter);
+        let requested = strings(&["c", "a", "zz"]);
+        let active = next_active(
+            &registry,
+            &filter,
+            Refresh::IncludeAll {
+                requested: &requested,
+            },
+        );
+        assert_eq!(active, ["c", "a"]);
+    }
+
+    #[test]
+    fn a_runtime_refresh_keeps_deactivated_tools_off_and_adds_only_new_ones() {
+        let filter = ToolFilter::default();
+        let registry = tools(&["a", "b", "new"]);
+        let active = next_active(
+            &registry,
+            &filter,
+            Refresh::Runtime {
+                previous_active: &strings(&["b"]),
+                previous_names: &strings(&["a", "b"]),
+            },
+        );
+        assert_eq!(active, ["b", "new"]);
+        // With an allowlist Pi re-adds every allowed tool on any refresh (SEMANTICS §8.11).
+        let filter = ToolFilter {
+            allowed: Some(strings(&["a", "b", "new"])),
+            excluded: HashSet::new(),
+        };
+        let active = next_active(
+            &registry,
+            &filter,
+            Refresh::Runtime {
+                previous_active: &strings(&["b"]),
+                previous_names: &strings(&["a", "b"]),
+            },
+        );
+        assert_eq!(active, ["b", "a", "new"]);
+    }
+
+    #[test]
+    fn excludes_win_over_the_allowlist_and_conflicts_name_both_owners() {
+        let filter = ToolFilter {
+            allowed: Some(strings(&["a"])),
+            excluded: ["a".to_owned()].into_iter().collect(),
+        };
+        assert!(!filter.allows("a"));
+        let one = tools(&["x"]).remove(0);
+        let mut two = tools(&["x"]).remove(0);
+        two.owner = ToolOwner::new("p");
+        let error = check_unique([(&one.owner, &one.definition), (&two.owner, &two.definition)])
+            .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "tool name \"x\" is registered twice: by o and by p"
+        );
+    }
+}
