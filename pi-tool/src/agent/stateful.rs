@@ -45,16 +45,14 @@ pub trait AgentListener: Send + Sync + 'static {
     async fn on_event(&self, event: &AgentEvent, signal: &AbortSignal) -> ListenerResult;
 }
 
-struct SyncListener<F>(F);
+type SyncListener = dyn Fn(&AgentEvent, &AbortSignal) -> ListenerResult + Send + Sync;
 
-#[async_trait]
-impl<F> AgentListener for SyncListener<F>
-where
-    F: Fn(&AgentEvent, &AbortSignal) -> ListenerResult + Send + Sync + 'static,
-{
-    async fn on_event(&self, event: &AgentEvent, signal: &AbortSignal) -> ListenerResult {
-        (self.0)(event, signal)
-    }
+/// A subscribed listener. Synchronous listeners are called without boxing a future
+/// (the common case: recording, forwarding to a channel).
+#[derive(Clone)]
+enum Listener {
+    Sync(Arc<SyncListener>),
+    Async(Arc<dyn AgentListener>),
 }
 
 /// Identifies a subscription, for [`Agent::unsubscribe`].
@@ -267,7 +265,8 @@ impl Queue {
 
 struct Inner {
     state: Mutex<AgentState>,
-    listeners: Mutex<Vec<(ListenerId, Arc<dyn AgentListener>)>>,
+    /// Copy-on-write: emitting an event clones the `Arc`, not the list.
+    listeners: Mutex<Arc<Vec<(ListenerId, Listener)>>>,
     next_listener: AtomicU64,
     options: AgentOptions,
     steering: Arc<Mutex<Queue>>,
@@ -325,7 +324,7 @@ impl Agent {
         Agent {
             inner: Arc::new(Inner {
                 state: Mutex::new(state),
-                listeners: Mutex::new(Vec::new()),
+                listeners: Mutex::new(Arc::new(Vec::new())),
                 next_listener: AtomicU64::new(0),
                 steering: Arc::new(Mutex::new(Queue {
                     mode: options.steering_mode,
@@ -347,19 +346,23 @@ impl Agent {
     where
         F: Fn(&AgentEvent, &AbortSignal) -> ListenerResult + Send + Sync + 'static,
     {
-        self.subscribe_listener(Arc::new(SyncListener(listener)))
+        self.add_listener(Listener::Sync(Arc::new(listener)))
     }
 
     /// Subscribes an asynchronous listener.
     pub fn subscribe_listener(&self, listener: Arc<dyn AgentListener>) -> ListenerId {
+        self.add_listener(Listener::Async(listener))
+    }
+
+    fn add_listener(&self, listener: Listener) -> ListenerId {
         let id = ListenerId(self.inner.next_listener.fetch_add(1, Ordering::Relaxed));
-        lock(&self.inner.listeners).push((id, listener));
+        Arc::make_mut(&mut lock(&self.inner.listeners)).push((id, listener));
         id
     }
 
     /// Removes a listener.
     pub fn unsubscribe(&self, id: ListenerId) {
-        lock(&self.inner.listeners).retain(|(i, _)| *i != id);
+        Arc::make_mut(&mut lock(&self.inner.listeners)).retain(|(i, _)| *i != id);
     }
 
     /// A snapshot of the state.
@@ -670,14 +673,18 @@ struct AgentSink<'a> {
 impl AgentEventSink for AgentSink<'_> {
     async fn emit(&mut self, event: AgentEvent) {
         self.agent.reduce(&event);
-        let listeners: Vec<Arc<dyn AgentListener>> = lock(&self.agent.inner.listeners)
-            .iter()
-            .map(|(_, l)| l.clone())
-            .collect();
-        for listener in listeners {
-            let outcome = AssertUnwindSafe(listener.on_event(&event, &self.signal))
-                .catch_unwind()
-                .await;
+        let listeners = lock(&self.agent.inner.listeners).clone();
+        for (_, listener) in listeners.iter() {
+            let outcome = match listener {
+                Listener::Sync(f) => {
+                    std::panic::catch_unwind(AssertUnwindSafe(|| f(&event, &self.signal)))
+                }
+                Listener::Async(l) => {
+                    AssertUnwindSafe(l.on_event(&event, &self.signal))
+                        .catch_unwind()
+                        .await
+                }
+            };
             match outcome {
                 Ok(Ok(())) => {}
                 Ok(Err(error)) => tracing::error!(
