@@ -487,7 +487,8 @@ impl Agent {
 
     /// Prompts with messages and runs until the agent stops.
     pub async fn prompt_messages(&self, messages: Vec<Message>) -> Result<(), AgentError> {
-        let (signal, context, config) = self.begin(false)?;
+        let (signal, context, config) = self.begin()?;
+        let _finish = FinishOnDrop(self);
         let stream_fn = self.inner.options.stream_fn.clone();
         let mut sink = AgentSink {
             agent: self,
@@ -498,7 +499,6 @@ impl Agent {
         if let Err(panic) = outcome {
             self.fail_run(panic_message(&*panic), &signal).await;
         }
-        self.finish();
         Ok(())
     }
 
@@ -520,7 +520,8 @@ impl Agent {
             }
             return Err(AgentError::Continue(ContinueError::LastIsAssistant));
         }
-        let (signal, context, config) = self.begin(true)?;
+        let (signal, context, config) = self.begin()?;
+        let _finish = FinishOnDrop(self);
         let stream_fn = self.inner.options.stream_fn.clone();
         let mut sink = AgentSink {
             agent: self,
@@ -528,21 +529,16 @@ impl Agent {
         };
         let run = run_agent_loop_continue(context, &config, &mut sink, &signal, &*stream_fn);
         match AssertUnwindSafe(run).catch_unwind().await {
-            Ok(Ok(_)) => {}
-            Ok(Err(error)) => {
-                self.finish();
-                return Err(AgentError::Continue(error));
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(error)) => Err(AgentError::Continue(error)),
+            Err(panic) => {
+                self.fail_run(panic_message(&*panic), &signal).await;
+                Ok(())
             }
-            Err(panic) => self.fail_run(panic_message(&*panic), &signal).await,
         }
-        self.finish();
-        Ok(())
     }
 
-    fn begin(
-        &self,
-        _continuing: bool,
-    ) -> Result<(AbortSignal, super::Context, LoopConfig), AgentError> {
+    fn begin(&self) -> Result<(AbortSignal, super::Context, LoopConfig), AgentError> {
         let controller = AbortController::new();
         {
             let mut active = lock(&self.inner.active);
@@ -661,6 +657,16 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
         s.clone()
     } else {
         "the agent run panicked".to_owned()
+    }
+}
+
+/// Ends the run when the prompt future completes or is dropped (a cancelled prompt
+/// must not leave the agent "already processing" forever).
+struct FinishOnDrop<'a>(&'a Agent);
+
+impl Drop for FinishOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.finish();
     }
 }
 
