@@ -523,7 +523,6 @@ impl Stream for FauxStream {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
