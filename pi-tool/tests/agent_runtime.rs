@@ -413,3 +413,56 @@ async fn an_error_stop_executes_nothing() {
     assert_eq!(executed.load(Ordering::SeqCst), 0);
     assert_eq!(agent.error_message().as_deref(), Some("boom"));
 }
+
+/// A prompt future that is dropped mid-run leaves the agent idle, not "already
+/// processing" forever.
+#[tokio::test]
+async fn a_cancelled_prompt_leaves_the_agent_idle() {
+    let faux = FauxModel::new(vec![
+        FauxTurn::text("slow").with_delay(Duration::from_secs(30)),
+    ]);
+    let agent = Agent::new(AgentOptions::new(Arc::new(faux)));
+    let cancelled = tokio::time::timeout(Duration::from_millis(20), agent.prompt("first")).await;
+    assert!(cancelled.is_err());
+    assert!(!agent.is_streaming());
+    agent.prompt("second").await.unwrap();
+}
+
+struct AddToolAfterFirstTurn(Arc<dyn AgentTool>);
+
+#[async_trait]
+impl pi_tool::agent::PrepareNextTurn for AddToolAfterFirstTurn {
+    async fn prepare_next_turn(
+        &self,
+        turn: pi_tool::agent::CompletedTurn<'_>,
+        _signal: &AbortSignal,
+    ) -> Option<pi_tool::agent::NextTurn> {
+        let mut context = turn.context.clone();
+        context.tools.push(self.0.clone());
+        Some(pi_tool::agent::NextTurn {
+            context: Some(context),
+            ..Default::default()
+        })
+    }
+}
+
+/// `prepare_next_turn` lets a host change the tools between turns (Pi's
+/// `prepareNextTurn`); without it, tools changed mid-run have no effect.
+#[tokio::test]
+async fn prepare_next_turn_changes_tools_between_turns() {
+    let faux = FauxModel::new(vec![calls("late", 1), calls("late", 1)]);
+    let late: Arc<dyn AgentTool> = Arc::new(tool("late", |_, _, _| async move { ok("late ran") }));
+    let agent = Agent::new(
+        AgentOptions::new(Arc::new(faux.clone()))
+            .prepare_next_turn(Arc::new(AddToolAfterFirstTurn(late))),
+    );
+    agent.prompt("go").await.unwrap();
+    assert_eq!(
+        tool_results(&agent),
+        vec![
+            ("call_0".into(), true, "Tool late not found".into()),
+            ("call_0".into(), false, "late ran".into()),
+        ]
+    );
+    assert_eq!(faux.requests()[1].tools, vec!["late".to_owned()]);
+}

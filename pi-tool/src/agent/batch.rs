@@ -42,7 +42,7 @@ use crate::tool::AgentTool;
 
 /// The tool results of one batch and whether it ends the run.
 pub(crate) struct BatchOutcome {
-    pub(crate) messages: Vec<ToolResultMessage>,
+    pub(crate) messages: Vec<Arc<ToolResultMessage>>,
     pub(crate) terminate: bool,
 }
 
@@ -142,7 +142,7 @@ async fn emit_end(
     .await;
 }
 
-async fn emit_result_message(sink: &mut dyn AgentEventSink, message: &ToolResultMessage) {
+async fn emit_result_message(sink: &mut dyn AgentEventSink, message: &Arc<ToolResultMessage>) {
     sink.emit(AgentEvent::MessageStart {
         message: message.clone().into(),
     })
@@ -159,9 +159,9 @@ async fn finish(
     call: &ToolCall,
     result: JsonToolResult,
     is_error: bool,
-) -> ToolResultMessage {
+) -> Arc<ToolResultMessage> {
     emit_end(sink, call, &result, is_error).await;
-    let message = ToolResultMessage::from_result(call, &result, is_error);
+    let message = Arc::new(ToolResultMessage::from_result(call, &result, is_error));
     emit_result_message(sink, &message).await;
     message
 }
@@ -403,7 +403,7 @@ impl<'a> Batch<'a> {
                     outcome.unwrap_or_else(|| (error_result(ABORTED_MESSAGE), true))
                 }
             };
-            let message = ToolResultMessage::from_result(call, &result, is_error);
+            let message = Arc::new(ToolResultMessage::from_result(call, &result, is_error));
             emit_result_message(sink, &message).await;
             messages.push(message);
             finalized.push(Finalized {
@@ -431,7 +431,7 @@ impl<'a> Batch<'a> {
         rest: &[&ToolCall],
         sink: &mut dyn AgentEventSink,
         finalized: &mut Vec<Finalized>,
-        messages: &mut Vec<ToolResultMessage>,
+        messages: &mut Vec<Arc<ToolResultMessage>>,
     ) {
         for call in rest {
             emit_start(sink, call).await;
@@ -510,7 +510,7 @@ impl<'a> Batch<'a> {
         let mut messages = Vec::with_capacity(calls.len());
         for (call, f) in calls.iter().zip(&finalized) {
             if let Some(f) = f {
-                let message = ToolResultMessage::from_result(call, &f.result, f.is_error);
+                let message = Arc::new(ToolResultMessage::from_result(call, &f.result, f.is_error));
                 emit_result_message(sink, &message).await;
                 messages.push(message);
             }

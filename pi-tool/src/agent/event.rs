@@ -47,7 +47,7 @@ pub enum AgentEvent {
         /// The turn's assistant message.
         message: Message,
         /// Its tool results, in source order.
-        tool_results: Vec<ToolResultMessage>,
+        tool_results: Vec<Arc<ToolResultMessage>>,
     },
     /// A message began (assistant: the partial at the stream's `start`).
     MessageStart {

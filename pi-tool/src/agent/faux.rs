@@ -13,6 +13,7 @@
 //! and `done` (or `error` for a scripted `error`/`aborted` stop reason).
 
 use std::collections::VecDeque;
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context as TaskContext, Poll};
@@ -521,8 +522,6 @@ impl Stream for FauxStream {
         }
     }
 }
-
-use std::future::Future as _;
 
 #[cfg(test)]
 mod tests {

@@ -140,7 +140,7 @@ pub struct CompletedTurn<'a> {
     /// The turn's assistant message.
     pub message: &'a AssistantMessage,
     /// Its tool results.
-    pub tool_results: &'a [ToolResultMessage],
+    pub tool_results: &'a [std::sync::Arc<ToolResultMessage>],
     /// The context the next turn would use.
     pub context: &'a Context,
     /// The messages this run added so far.

@@ -34,8 +34,8 @@ pub enum Message {
     User(UserMessage),
     /// What the model answered (shared: cloning a transcript does not copy it).
     Assistant(Arc<AssistantMessage>),
-    /// The result of one tool call.
-    ToolResult(ToolResultMessage),
+    /// The result of one tool call (shared, like assistant messages).
+    ToolResult(Arc<ToolResultMessage>),
 }
 
 impl Message {
@@ -93,6 +93,12 @@ impl From<Arc<AssistantMessage>> for Message {
 
 impl From<ToolResultMessage> for Message {
     fn from(m: ToolResultMessage) -> Self {
+        Message::ToolResult(Arc::new(m))
+    }
+}
+
+impl From<Arc<ToolResultMessage>> for Message {
+    fn from(m: Arc<ToolResultMessage>) -> Self {
         Message::ToolResult(m)
     }
 }

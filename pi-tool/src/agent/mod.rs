@@ -18,7 +18,6 @@
 //! (`docs/differences-from-pi.md`): no orphaned tool calls after an abort, listener
 //! failures and tool panics do not end the run, optional concurrency limit and timeouts.
 
-mod agent;
 mod batch;
 mod driver;
 mod event;
@@ -27,11 +26,8 @@ mod hooks;
 pub mod message;
 mod model;
 mod run;
+mod stateful;
 
-pub use agent::{
-    AbortHandle, Agent, AgentError, AgentListener, AgentOptions, AgentState, ListenerId,
-    ListenerResult, QueueMode,
-};
 pub use event::AgentEvent;
 pub use faux::{FauxModel, FauxRequest, FauxTurn, REQUEST_ABORTED};
 pub use hooks::{
@@ -49,4 +45,8 @@ pub use model::{
 pub use run::{
     AgentEventSink, ContinueError, LoopConfig, MessageSource, run_agent_loop,
     run_agent_loop_continue,
+};
+pub use stateful::{
+    AbortHandle, Agent, AgentError, AgentListener, AgentOptions, AgentState, ListenerId,
+    ListenerResult, QueueMode,
 };

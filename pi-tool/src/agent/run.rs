@@ -183,7 +183,7 @@ fn poll(source: &Option<MessageSource>) -> Vec<Message> {
 
 struct LastTurn {
     message: Arc<AssistantMessage>,
-    tool_results: Vec<ToolResultMessage>,
+    tool_results: Vec<Arc<ToolResultMessage>>,
 }
 
 async fn run_loop(

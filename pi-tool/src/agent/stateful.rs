@@ -45,16 +45,14 @@ pub trait AgentListener: Send + Sync + 'static {
     async fn on_event(&self, event: &AgentEvent, signal: &AbortSignal) -> ListenerResult;
 }
 
-struct SyncListener<F>(F);
+type SyncListener = dyn Fn(&AgentEvent, &AbortSignal) -> ListenerResult + Send + Sync;
 
-#[async_trait]
-impl<F> AgentListener for SyncListener<F>
-where
-    F: Fn(&AgentEvent, &AbortSignal) -> ListenerResult + Send + Sync + 'static,
-{
-    async fn on_event(&self, event: &AgentEvent, signal: &AbortSignal) -> ListenerResult {
-        (self.0)(event, signal)
-    }
+/// A subscribed listener. Synchronous listeners are called without boxing a future
+/// (the common case: recording, forwarding to a channel).
+#[derive(Clone)]
+enum Listener {
+    Sync(Arc<SyncListener>),
+    Async(Arc<dyn AgentListener>),
 }
 
 /// Identifies a subscription, for [`Agent::unsubscribe`].
@@ -267,7 +265,8 @@ impl Queue {
 
 struct Inner {
     state: Mutex<AgentState>,
-    listeners: Mutex<Vec<(ListenerId, Arc<dyn AgentListener>)>>,
+    /// Copy-on-write: emitting an event clones the `Arc`, not the list.
+    listeners: Mutex<Arc<Vec<(ListenerId, Listener)>>>,
     next_listener: AtomicU64,
     options: AgentOptions,
     steering: Arc<Mutex<Queue>>,
@@ -325,7 +324,7 @@ impl Agent {
         Agent {
             inner: Arc::new(Inner {
                 state: Mutex::new(state),
-                listeners: Mutex::new(Vec::new()),
+                listeners: Mutex::new(Arc::new(Vec::new())),
                 next_listener: AtomicU64::new(0),
                 steering: Arc::new(Mutex::new(Queue {
                     mode: options.steering_mode,
@@ -347,19 +346,23 @@ impl Agent {
     where
         F: Fn(&AgentEvent, &AbortSignal) -> ListenerResult + Send + Sync + 'static,
     {
-        self.subscribe_listener(Arc::new(SyncListener(listener)))
+        self.add_listener(Listener::Sync(Arc::new(listener)))
     }
 
     /// Subscribes an asynchronous listener.
     pub fn subscribe_listener(&self, listener: Arc<dyn AgentListener>) -> ListenerId {
+        self.add_listener(Listener::Async(listener))
+    }
+
+    fn add_listener(&self, listener: Listener) -> ListenerId {
         let id = ListenerId(self.inner.next_listener.fetch_add(1, Ordering::Relaxed));
-        lock(&self.inner.listeners).push((id, listener));
+        Arc::make_mut(&mut lock(&self.inner.listeners)).push((id, listener));
         id
     }
 
     /// Removes a listener.
     pub fn unsubscribe(&self, id: ListenerId) {
-        lock(&self.inner.listeners).retain(|(i, _)| *i != id);
+        Arc::make_mut(&mut lock(&self.inner.listeners)).retain(|(i, _)| *i != id);
     }
 
     /// A snapshot of the state.
@@ -484,7 +487,8 @@ impl Agent {
 
     /// Prompts with messages and runs until the agent stops.
     pub async fn prompt_messages(&self, messages: Vec<Message>) -> Result<(), AgentError> {
-        let (signal, context, config) = self.begin(false)?;
+        let (signal, context, config) = self.begin()?;
+        let _finish = FinishOnDrop(self);
         let stream_fn = self.inner.options.stream_fn.clone();
         let mut sink = AgentSink {
             agent: self,
@@ -495,7 +499,6 @@ impl Agent {
         if let Err(panic) = outcome {
             self.fail_run(panic_message(&*panic), &signal).await;
         }
-        self.finish();
         Ok(())
     }
 
@@ -517,7 +520,8 @@ impl Agent {
             }
             return Err(AgentError::Continue(ContinueError::LastIsAssistant));
         }
-        let (signal, context, config) = self.begin(true)?;
+        let (signal, context, config) = self.begin()?;
+        let _finish = FinishOnDrop(self);
         let stream_fn = self.inner.options.stream_fn.clone();
         let mut sink = AgentSink {
             agent: self,
@@ -525,21 +529,16 @@ impl Agent {
         };
         let run = run_agent_loop_continue(context, &config, &mut sink, &signal, &*stream_fn);
         match AssertUnwindSafe(run).catch_unwind().await {
-            Ok(Ok(_)) => {}
-            Ok(Err(error)) => {
-                self.finish();
-                return Err(AgentError::Continue(error));
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(error)) => Err(AgentError::Continue(error)),
+            Err(panic) => {
+                self.fail_run(panic_message(&*panic), &signal).await;
+                Ok(())
             }
-            Err(panic) => self.fail_run(panic_message(&*panic), &signal).await,
         }
-        self.finish();
-        Ok(())
     }
 
-    fn begin(
-        &self,
-        _continuing: bool,
-    ) -> Result<(AbortSignal, super::Context, LoopConfig), AgentError> {
+    fn begin(&self) -> Result<(AbortSignal, super::Context, LoopConfig), AgentError> {
         let controller = AbortController::new();
         {
             let mut active = lock(&self.inner.active);
@@ -661,6 +660,16 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
+/// Ends the run when the prompt future completes or is dropped (a cancelled prompt
+/// must not leave the agent "already processing" forever).
+struct FinishOnDrop<'a>(&'a Agent);
+
+impl Drop for FinishOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.finish();
+    }
+}
+
 struct AgentSink<'a> {
     agent: &'a Agent,
     signal: AbortSignal,
@@ -670,14 +679,18 @@ struct AgentSink<'a> {
 impl AgentEventSink for AgentSink<'_> {
     async fn emit(&mut self, event: AgentEvent) {
         self.agent.reduce(&event);
-        let listeners: Vec<Arc<dyn AgentListener>> = lock(&self.agent.inner.listeners)
-            .iter()
-            .map(|(_, l)| l.clone())
-            .collect();
-        for listener in listeners {
-            let outcome = AssertUnwindSafe(listener.on_event(&event, &self.signal))
-                .catch_unwind()
-                .await;
+        let listeners = lock(&self.agent.inner.listeners).clone();
+        for (_, listener) in listeners.iter() {
+            let outcome = match listener {
+                Listener::Sync(f) => {
+                    std::panic::catch_unwind(AssertUnwindSafe(|| f(&event, &self.signal)))
+                }
+                Listener::Async(l) => {
+                    AssertUnwindSafe(l.on_event(&event, &self.signal))
+                        .catch_unwind()
+                        .await
+                }
+            };
             match outcome {
                 Ok(Ok(())) => {}
                 Ok(Err(error)) => tracing::error!(
