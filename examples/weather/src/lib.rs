@@ -4,19 +4,17 @@
 //! lookup, a 200 ms delay that honours the abort signal, and a business-rule error for
 //! any other city.
 //!
-//! * [`get_weather`]: the tool body as a plain function.
-//! * [`GetWeather`]: the same tool as a typed tool (`ToolMetadata` + `TypedTool`), ready
-//!   for an `Agent` (`into_agent_tool`) or a session (`custom_tool`).
-//! * [`gate`]: the seed's permission gate, an extension that registers `get_weather` and
-//!   asks the user before every call.
+//! [`get_weather`] is the tool body as the seed writes it; `#[pi_tool]` turns it into
+//! [`GetWeather`], a typed tool whose schema comes from [`WeatherParams`], ready for an
+//! `Agent` (`into_agent_tool`) or a session (`custom_tool`). [`gate`] is the seed's
+//! permission gate: an extension that registers `get_weather` and asks the user before
+//! every call.
 
 pub mod gate;
 
 use std::time::Duration;
 
-use pi_tool::{
-    AbortSignal, AgentToolResult, JsonSchema, OnUpdate, ToolError, ToolMetadata, TypedTool,
-};
+use pi_tool::{AbortSignal, AgentToolResult, JsonSchema, OnUpdate, ToolError, pi_tool};
 use serde::{Deserialize, Serialize};
 
 /// The temperature unit of the answer.
@@ -89,6 +87,12 @@ pub const LOOKUP_DELAY: Duration = Duration::from_millis(200);
 
 /// Return the demo temperature for Paris or Tokyo. Use only for a weather or
 /// temperature question about one of those cities.
+#[pi_tool(
+    name = "get_weather",
+    label = "Get weather",
+    execution_mode = "parallel",
+    prompt_snippet = "Look up the demo temperature for Paris or Tokyo"
+)]
 pub async fn get_weather(
     _call_id: &str,
     params: WeatherParams,
@@ -143,29 +147,3 @@ pub async fn lookup_weather(
     ))
 }
 
-/// `get_weather` as a typed tool. (Hand-written metadata; `#[pi_tool]` generates the same.)
-#[derive(Debug, Clone, Copy, Default)]
-pub struct GetWeather;
-
-impl ToolMetadata for GetWeather {
-    type Params = WeatherParams;
-    type Details = WeatherDetails;
-    const NAME: &'static str = "get_weather";
-    const LABEL: &'static str = "Get weather";
-    const DESCRIPTION: &'static str = "Return the demo temperature for Paris or Tokyo. Use only for a weather or temperature question about one of those cities.";
-    const PROMPT_SNIPPET: Option<&'static str> = Some("Get the demo weather for Paris or Tokyo");
-    const PROMPT_GUIDELINES: &'static [&'static str] =
-        &["Use get_weather only for Paris or Tokyo; say so for any other city."];
-}
-
-impl TypedTool for GetWeather {
-    async fn execute(
-        &self,
-        tool_call_id: &str,
-        params: WeatherParams,
-        signal: AbortSignal,
-        on_update: OnUpdate<WeatherDetails>,
-    ) -> Result<AgentToolResult<WeatherDetails>, ToolError> {
-        get_weather(tool_call_id, params, signal, on_update).await
-    }
-}
