@@ -339,18 +339,21 @@ impl<'a> Batch<'a> {
         }
     }
 
-    /// Drives calls already pushed into `driver`, emitting their updates and ends.
-    /// `calls[slot]` is the call of each slot; `limit` bounds how many run at once.
+    /// Drives the calls pushed into `driver` from slot `first` on, emitting their
+    /// updates and ends. `calls[slot]` is the call of each slot; `limit` bounds how many
+    /// run at once.
     async fn drive(
         &self,
         driver: &mut Driver<'_, (JsonToolResult, bool)>,
+        first: usize,
         calls: &[&ToolCall],
         limit: usize,
         sink: &mut dyn AgentEventSink,
         mut on_done: impl FnMut(usize, JsonToolResult, bool),
     ) {
         let total = driver.len();
-        let mut started = 0;
+        let limit = first.saturating_add(limit);
+        let mut started = first;
         while started < total && started < limit {
             driver.start(started);
             started += 1;
@@ -383,6 +386,9 @@ impl<'a> Batch<'a> {
     async fn sequential(&self, calls: &[&ToolCall], sink: &mut dyn AgentEventSink) -> BatchOutcome {
         let mut finalized = Vec::with_capacity(calls.len());
         let mut messages = Vec::with_capacity(calls.len());
+        // One driver for the whole batch: its queues are reused call after call.
+        let mut driver = Driver::new();
+        let mut slot_calls: Vec<&ToolCall> = Vec::with_capacity(calls.len());
         for (index, call) in calls.iter().enumerate() {
             emit_start(sink, call).await;
             let (result, is_error) = match self.prepare(call).await {
@@ -391,13 +397,21 @@ impl<'a> Batch<'a> {
                     (result, true)
                 }
                 Preparation::Prepared { tool, args } => {
-                    let mut driver = Driver::new();
                     let on_update = driver.on_update_for_next();
-                    driver.push(Box::pin(self.run_call(call, tool, args, on_update, false)));
+                    let slot =
+                        driver.push(Box::pin(self.run_call(call, tool, args, on_update, false)));
+                    slot_calls.push(call);
                     let mut outcome = None;
-                    self.drive(&mut driver, &[*call], 1, sink, |_, result, is_error| {
-                        outcome = Some((result, is_error));
-                    })
+                    self.drive(
+                        &mut driver,
+                        slot,
+                        &slot_calls,
+                        1,
+                        sink,
+                        |_, result, is_error| {
+                            outcome = Some((result, is_error));
+                        },
+                    )
                     .await;
                     // The driver returns only after the call finished.
                     outcome.unwrap_or_else(|| (error_result(ABORTED_MESSAGE), true))
@@ -495,6 +509,7 @@ impl<'a> Batch<'a> {
             .map_or(usize::MAX, std::num::NonZeroUsize::get);
         self.drive(
             &mut driver,
+            0,
             &slot_calls,
             limit,
             sink,

@@ -29,6 +29,17 @@ struct Shared {
     ready: Mutex<VecDeque<usize>>,
     updates: Mutex<VecDeque<(usize, JsonToolResult)>>,
     driver: AtomicWaker,
+    /// Set while the driver is running (it checks the queues before it suspends), so
+    /// a call that wakes itself does not reschedule the whole agent task.
+    running: AtomicBool,
+}
+
+impl Shared {
+    fn notify(&self) {
+        if !self.running.load(Ordering::SeqCst) {
+            self.driver.wake();
+        }
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -50,7 +61,7 @@ impl Wake for SlotWaker {
     fn wake_by_ref(self: &Arc<Self>) {
         if !self.queued.swap(true, Ordering::AcqRel) {
             lock(&self.shared.ready).push_back(self.index);
-            self.shared.driver.wake();
+            self.shared.notify();
         }
     }
 }
@@ -93,7 +104,7 @@ impl<'a, T> Driver<'a, T> {
         let shared = self.shared.clone();
         OnUpdate::new(move |update: JsonToolResult| {
             lock(&shared.updates).push_back((index, update));
-            shared.driver.wake();
+            shared.notify();
         })
     }
 
@@ -141,16 +152,25 @@ impl<'a, T> Driver<'a, T> {
             }
             let shared = self.shared.clone();
             let next = std::future::poll_fn(|cx| {
+                if let Some(slot) = lock(&shared.ready).pop_front() {
+                    return Poll::Ready(Some(slot));
+                }
+                // About to suspend: from here on, wakes must wake the agent task. The
+                // queues are checked again after registering, so no wake is lost.
+                shared.running.store(false, Ordering::SeqCst);
                 shared.driver.register(cx.waker());
                 if let Some(slot) = lock(&shared.ready).pop_front() {
+                    shared.running.store(true, Ordering::SeqCst);
                     Poll::Ready(Some(slot))
                 } else if !lock(&shared.updates).is_empty() {
+                    shared.running.store(true, Ordering::SeqCst);
                     Poll::Ready(None)
                 } else {
                     Poll::Pending
                 }
             })
             .await;
+            shared.running.store(true, Ordering::SeqCst);
             let Some(index) = next else { continue };
             let Some(slot) = self.slots.get_mut(index) else {
                 continue;

@@ -43,7 +43,7 @@ pub use model::{
     ThinkingLevel,
 };
 pub use run::{
-    AgentEventSink, ContinueError, LoopConfig, MessageSource, run_agent_loop,
+    AgentEventSink, ContinueError, Emit, LoopConfig, MessageSource, run_agent_loop,
     run_agent_loop_continue,
 };
 pub use stateful::{

@@ -17,8 +17,9 @@ use std::num::NonZeroUsize;
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
 use futures::StreamExt;
+use std::future::Future;
+use std::pin::Pin;
 
 use super::batch::{execute_tool_calls, fail_truncated};
 use super::event::AgentEvent;
@@ -30,19 +31,47 @@ use crate::mode::ToolExecutionMode;
 
 /// Where the loop sends its events (Pi's `emit`). The loop awaits every emit before it
 /// moves on.
-#[async_trait]
+///
+/// A sink that handles an event synchronously returns [`Emit::Done`] (no allocation:
+/// the loop emits several events per tool call); one that must wait returns
+/// [`Emit::boxed`]. Any `FnMut(AgentEvent)` closure is a synchronous sink.
 pub trait AgentEventSink: Send {
     /// Handles one event.
-    async fn emit(&mut self, event: AgentEvent);
+    fn emit(&mut self, event: AgentEvent) -> Emit<'_>;
 }
 
-#[async_trait]
 impl<F> AgentEventSink for F
 where
     F: FnMut(AgentEvent) + Send,
 {
-    async fn emit(&mut self, event: AgentEvent) {
+    fn emit(&mut self, event: AgentEvent) -> Emit<'_> {
         self(event);
+        Emit::Done
+    }
+}
+
+/// The completion of one [`AgentEventSink::emit`]: already done, or a future to await.
+pub enum Emit<'a> {
+    /// The event was handled synchronously.
+    Done,
+    /// The event is being handled; the loop awaits this future.
+    Pending(Pin<Box<dyn Future<Output = ()> + Send + 'a>>),
+}
+
+impl<'a> Emit<'a> {
+    /// Wraps the future of an asynchronous sink.
+    pub fn boxed(future: impl Future<Output = ()> + Send + 'a) -> Self {
+        Emit::Pending(Box::pin(future))
+    }
+}
+
+impl Future for Emit<'_> {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        match self.get_mut() {
+            Emit::Done => std::task::Poll::Ready(()),
+            Emit::Pending(future) => future.as_mut().poll(cx),
+        }
     }
 }
 

@@ -29,7 +29,7 @@ use super::hooks::{AfterToolCall, BeforeToolCall, PrepareNextTurn};
 use super::message::{AssistantMessage, Message, StopReason};
 use super::model::{Model, StreamFn, ThinkingLevel};
 use super::run::{
-    AgentEventSink, ContinueError, LoopConfig, run_agent_loop, run_agent_loop_continue,
+    AgentEventSink, ContinueError, Emit, LoopConfig, run_agent_loop, run_agent_loop_continue,
 };
 use crate::abort::{AbortController, AbortSignal};
 use crate::mode::ToolExecutionMode;
@@ -675,35 +675,58 @@ struct AgentSink<'a> {
     signal: AbortSignal,
 }
 
-#[async_trait]
+fn report(event: &AgentEvent, outcome: std::thread::Result<ListenerResult>) {
+    match outcome {
+        Ok(Ok(())) => {}
+        Ok(Err(error)) => tracing::error!(
+            event = event.type_name(),
+            %error,
+            "agent listener failed; the run goes on"
+        ),
+        Err(panic) => tracing::error!(
+            event = event.type_name(),
+            panic = %panic_message(&*panic),
+            "agent listener panicked; the run goes on"
+        ),
+    }
+}
+
+fn call_sync(f: &SyncListener, event: &AgentEvent, signal: &AbortSignal) {
+    report(
+        event,
+        std::panic::catch_unwind(AssertUnwindSafe(|| f(event, signal))),
+    );
+}
+
 impl AgentEventSink for AgentSink<'_> {
-    async fn emit(&mut self, event: AgentEvent) {
+    fn emit(&mut self, event: AgentEvent) -> Emit<'_> {
         self.agent.reduce(&event);
         let listeners = lock(&self.agent.inner.listeners).clone();
-        for (_, listener) in listeners.iter() {
-            let outcome = match listener {
-                Listener::Sync(f) => {
-                    std::panic::catch_unwind(AssertUnwindSafe(|| f(&event, &self.signal)))
+        if listeners
+            .iter()
+            .all(|(_, l)| matches!(l, Listener::Sync(_)))
+        {
+            // The common case: every listener is synchronous; nothing to box.
+            for (_, listener) in listeners.iter() {
+                if let Listener::Sync(f) = listener {
+                    call_sync(&**f, &event, &self.signal);
                 }
-                Listener::Async(l) => {
-                    AssertUnwindSafe(l.on_event(&event, &self.signal))
-                        .catch_unwind()
-                        .await
-                }
-            };
-            match outcome {
-                Ok(Ok(())) => {}
-                Ok(Err(error)) => tracing::error!(
-                    event = event.type_name(),
-                    %error,
-                    "agent listener failed; the run goes on"
-                ),
-                Err(panic) => tracing::error!(
-                    event = event.type_name(),
-                    panic = %panic_message(&*panic),
-                    "agent listener panicked; the run goes on"
-                ),
             }
+            return Emit::Done;
         }
+        let signal = self.signal.clone();
+        Emit::boxed(async move {
+            for (_, listener) in listeners.iter() {
+                match listener {
+                    Listener::Sync(f) => call_sync(&**f, &event, &signal),
+                    Listener::Async(l) => {
+                        let outcome = AssertUnwindSafe(l.on_event(&event, &signal))
+                            .catch_unwind()
+                            .await;
+                        report(&event, outcome);
+                    }
+                }
+            }
+        })
     }
 }
