@@ -454,7 +454,7 @@ async fn a_handler_change_that_breaks_a_typed_tools_params_is_an_error_result() 
     assert_eq!(results[1].0, "broken");
     assert!(results[1].2);
     assert!(
-        results[1].1.starts_with("Validation failed for tool \"city_tool\":\n  - root: invalid type: integer `12345`, expected a string"),
+        results[1].1.starts_with("Validation failed for tool \"city_tool\":\n  - city: invalid type: integer `12345`, expected a string"),
         "{}",
         results[1].1
     );

@@ -146,4 +146,3 @@ pub async fn lookup_weather(
         },
     ))
 }
-
