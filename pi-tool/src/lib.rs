@@ -1,4 +1,130 @@
 //! pi-tool: define the tools LLM agents call, with the semantics of Pi 0.85.0.
+//!
+//! Write an `async fn`, put `#[pi_tool]` on it, and get a tool: a JSON Schema generated
+//! from the params type, label and description metadata, and the adapters that let an
+//! agent loop, a session, or an MCP client call it. The seed guide's `get_weather`, end to
+//! end on the offline faux model:
+//!
+//! ```
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//!
+//! use pi_tool::agent::{Agent, AgentEvent, AgentOptions, AssistantContent, FauxModel, FauxTurn};
+//! use pi_tool::{
+//!     AbortSignal, AgentToolResult, IntoAgentTool, OnUpdate, ToolError, json, pi_tool,
+//! };
+//! use serde::{Deserialize, Serialize};
+//!
+//! /// The model's arguments; field docs become property descriptions.
+//! #[derive(Deserialize, pi_tool::JsonSchema)]
+//! #[schemars(crate = "pi_tool::schemars")]
+//! #[serde(deny_unknown_fields)]
+//! struct WeatherParams {
+//!     /// City name. This demo supports Paris and Tokyo.
+//!     #[schemars(length(min = 1, max = 80))]
+//!     city: String,
+//!     unit: Option<Unit>,
+//! }
+//!
+//! #[derive(Clone, Copy, Serialize, Deserialize, pi_tool::JsonSchema)]
+//! #[schemars(crate = "pi_tool::schemars")]
+//! #[serde(rename_all = "lowercase")]
+//! enum Unit { Celsius, Fahrenheit }
+//!
+//! /// What hosts and UIs see; never sent to the model.
+//! #[derive(Serialize)]
+//! struct WeatherDetails { city: String, temperature: Option<i64> }
+//!
+//! /// Return the demo temperature for Paris or Tokyo. Use only for a weather or
+//! /// temperature question about one of those cities.
+//! #[pi_tool(name = "get_weather", label = "Get weather", execution_mode = "parallel")]
+//! async fn get_weather(
+//!     _call_id: &str,
+//!     params: WeatherParams,
+//!     signal: AbortSignal,
+//!     on_update: OnUpdate<WeatherDetails>,
+//! ) -> Result<AgentToolResult<WeatherDetails>, ToolError> {
+//!     signal.throw_if_aborted()?;
+//!     let city = params.city.trim().to_owned();
+//!     let celsius = match city.to_lowercase().as_str() {
+//!         "paris" => 18,
+//!         "tokyo" => 24,
+//!         _ => return Err(ToolError::new(format!("Unsupported city: {city}"))),
+//!     };
+//!     on_update.call(AgentToolResult::text(
+//!         format!("Checking {city}..."),
+//!         WeatherDetails { city: city.clone(), temperature: None },
+//!     ));
+//!     signal.sleep(Duration::from_millis(200)).await?;
+//!     let (temperature, unit) = match params.unit.unwrap_or(Unit::Celsius) {
+//!         Unit::Celsius => (celsius, "celsius"),
+//!         Unit::Fahrenheit => ((celsius as f64 * 9.0 / 5.0 + 32.0).round() as i64, "fahrenheit"),
+//!     };
+//!     Ok(AgentToolResult::text(
+//!         format!("{city}: {temperature} degrees {unit}"),
+//!         WeatherDetails { city, temperature: Some(temperature) },
+//!     ))
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! // A scripted model asks for the tool, then answers.
+//! let model = FauxModel::new(vec![
+//!     FauxTurn::new(vec![AssistantContent::tool_call("call_1", "get_weather", json!({"city": "Tokyo"}))]),
+//!     FauxTurn::text("It is 24 degrees in Tokyo."),
+//! ]);
+//! let agent = Agent::new(
+//!     AgentOptions::new(Arc::new(model))
+//!         .system_prompt("Use get_weather for supported weather questions.")
+//!         .tools(vec![GetWeather.into_agent_tool()]),
+//! );
+//! let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+//! let sink = log.clone();
+//! agent.subscribe(move |event, _signal| {
+//!     match event {
+//!         AgentEvent::ToolExecutionUpdate { partial_result, .. } => {
+//!             sink.lock().unwrap().push(format!("[progress] {}", partial_result.text_content()));
+//!         }
+//!         AgentEvent::ToolExecutionEnd { tool_name, result, .. } => {
+//!             sink.lock().unwrap().push(format!("[tool done] {tool_name}: {}", result.text_content()));
+//!         }
+//!         _ => {}
+//!     }
+//!     Ok(())
+//! });
+//! agent.prompt("What is the weather in Tokyo?").await.unwrap();
+//! assert_eq!(
+//!     *log.lock().unwrap(),
+//!     ["[progress] Checking Tokyo...", "[tool done] get_weather: Tokyo: 24 degrees celsius"]
+//! );
+//! # }
+//! ```
+//!
+//! # The model
+//!
+//! A tool call travels through three layers, each Pi's, each usable on its own:
+//!
+//! 1. **The tool contract.** [`AgentTool`] is Pi's four-argument `execute(toolCallId,
+//!    params, signal, onUpdate)` at JSON level, object safe: hosts hold
+//!    `Arc<dyn AgentTool>`. [`ToolDefinition`] adds Pi's fifth argument, the session's
+//!    [`ExtensionContext`]; [`wrap_tool_definition`] lifts one into the other with a fresh
+//!    context per call. `#[pi_tool]` generates the typed side ([`TypedTool`] or
+//!    [`TypedToolDefinition`]); one generic adapter turns it into the JSON level.
+//! 2. **The argument pipeline.** Each tool's [`ToolSchema`] is generated once (schemars,
+//!    normalised for every provider) and compiled once. The model's arguments are
+//!    untrusted: they go through `prepare_arguments`, Pi's null normalisation and
+//!    coercion, validation against exactly the schema the model saw, then serde. A
+//!    failure is an error result with Pi's text, so the model can retry.
+//! 3. **The runtime.** [`agent::Agent`] runs Pi's loop: batches of tool calls, parallel or
+//!    sequential, `before_tool_call` / `after_tool_call` hooks, abort, events.
+//!    [`session::AgentSession`] adds Pi's registry, extensions, active tools and system
+//!    prompt. Nothing escapes a tool: an error, a panic, a timeout or an abort becomes an
+//!    error tool result, and every call gets exactly one result.
+//!
+//! Around them: [`pack`] ships tools as crates with unique names, [`profiles`] lowers
+//! schemas to each provider's dialect, [`safety`] has the helpers for paths, commands,
+//! result budgets and secrets. Where pi-tool deliberately differs from Pi,
+//! `docs/differences-from-pi.md` says so, each difference with its test.
 #![warn(missing_docs)]
 
 mod abort;

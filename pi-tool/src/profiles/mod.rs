@@ -4,7 +4,7 @@
 //! # The model
 //!
 //! A tool's [`ToolSchema`](crate::ToolSchema) holds one canonical schema (schemars output
-//! after [`normalize`](crate::schema::normalize)): it is what arguments are validated
+//! after [`normalize`]): it is what arguments are validated
 //! against. Each provider accepts a different subset of JSON Schema, and a schema it
 //! rejects fails the *whole request* (every tool), so what is sent is derived per
 //! provider by pure `Value → Value` passes, a [`Profile`]:
@@ -20,7 +20,7 @@
 //! | [`Profile::GeminiOpenApi`] | `parameters` (OpenAPI proto) | allow-list only (any other key is a 400), `nullable`, no `$ref` |
 //! | [`Profile::Ollama`] | Ollama / local servers | the few keywords their templates render; the rest as words |
 //!
-//! Every profile first runs [`normalize`](crate::schema::normalize) (a no-op on a
+//! Every profile first runs [`normalize`] (a no-op on a
 //! canonical schema), so a hand-written JSON Schema is handled the same way.
 //! Each returns an [`Outcome`]: the wire schema, warnings, errors (non-empty ⇒ the
 //! provider would reject the tool in that mode) and a [`ReverseMap`] that undoes on the
