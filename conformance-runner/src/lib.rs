@@ -9,6 +9,8 @@
 //! (`conformance/expected-pi-tool/`); scenarios with a tag in [`SKIPPED_TAGS`] and
 //! session-layer scenarios are reported as skipped, never as passed.
 
+#![warn(missing_docs)]
+
 pub mod canon;
 pub mod compare;
 pub mod data;
