@@ -86,6 +86,8 @@ fn string_constants(branches: &[Value]) -> Option<(Vec<Value>, Vec<String>)> {
         }
         if let Some(doc) = b.get("description").and_then(Value::as_str) {
             let names: Vec<&str> = own.iter().filter_map(Value::as_str).collect();
+            // "; " joins the entries, so a doc's own closing period would read ".;".
+            let doc = doc.trim().trim_end_matches('.');
             docs.push(format!("{}: {doc}", names.join(", ")));
         }
         for v in own {
