@@ -6,8 +6,9 @@
 //! new scenario file dropped into the folder runs without code changes. Scenarios whose
 //! trace differs from Pi's because pi-tool deliberately does better are listed in
 //! [`DOCUMENTED_DIFFERENCES`] and compared with pi-tool's own expected trace
-//! (`conformance/expected-pi-tool/`); scenarios with a tag in [`SKIPPED_TAGS`] and
-//! session-layer scenarios are reported as skipped, never as passed.
+//! (`conformance/expected-pi-tool/`); scenarios with a tag in [`SKIPPED_TAGS`] are
+//! reported as skipped, never as passed. Session scenarios (`driver: "session"`,
+//! `conformance/session-scenarios/`) run on `AgentSession` ([`session`]).
 
 #![warn(missing_docs)]
 
@@ -16,14 +17,16 @@ pub mod compare;
 pub mod data;
 pub mod record;
 pub mod scenario;
+pub mod session;
 pub mod tools;
 
 use std::path::{Path, PathBuf};
 
 pub use scenario::{Outcome, SKIPPED_TAGS, run_scenario, skip_reason};
 
-/// Scenarios whose trace deliberately differs from Pi's, with the reason. For these the
-/// runner compares with `expected-pi-tool/<id>.json` next to the expected folder.
+/// Agent-layer scenarios whose trace deliberately differs from Pi's, with the reason.
+/// For these (and [`DOCUMENTED_SESSION_DIFFERENCES`]) the runner compares with
+/// `expected-pi-tool/<id>.json` next to the expected folder.
 pub const DOCUMENTED_DIFFERENCES: &[(&str, &str)] = &[
     (
         "10b-abort-sequential",
@@ -43,10 +46,25 @@ pub const DOCUMENTED_DIFFERENCES: &[(&str, &str)] = &[
     ),
 ];
 
+/// Session scenarios whose trace deliberately differs from Pi's. Unlike the agent-layer
+/// differences these do not only add lines: S07a's session refuses to build (output
+/// `{"id", "error"}`) and S08a's active list loses its repeated name.
+pub const DOCUMENTED_SESSION_DIFFERENCES: &[(&str, &str)] = &[
+    (
+        "S07a-duplicate-names",
+        "duplicate tool names are an error: the session refuses to build and names the tool and both owners",
+    ),
+    (
+        "S08a-set-active-tools-unknown-and-duplicates",
+        "set_active_tools_by_name removes duplicate names (and reports them) instead of sending a tool twice",
+    ),
+];
+
 /// The documented reason a scenario differs from Pi, if it does.
 pub fn documented_difference(id: &str) -> Option<&'static str> {
     DOCUMENTED_DIFFERENCES
         .iter()
+        .chain(DOCUMENTED_SESSION_DIFFERENCES)
         .find(|(i, _)| *i == id)
         .map(|(_, reason)| *reason)
 }

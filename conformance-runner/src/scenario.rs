@@ -43,10 +43,7 @@ pub fn skip_reason(scenario: &Value) -> Option<String> {
         }
     }
     match scenario.get("driver").and_then(Value::as_str) {
-        Some("agent") | Some("loop") => None,
-        Some("session") => {
-            Some("driver session: not supported yet (the session layer, issue 4)".to_owned())
-        }
+        Some("agent") | Some("loop") | Some("session") => None,
         other => Some(format!("unknown driver {other:?}")),
     }
 }
@@ -109,7 +106,11 @@ pub async fn run_scenario(scenario: &Value) -> Outcome {
     if let Some(reason) = skip_reason(scenario) {
         return Outcome::Skipped(reason);
     }
-    let output = run_agent_layer(scenario).await;
+    let output = if scenario.get("driver").and_then(Value::as_str) == Some("session") {
+        crate::session::run_session_layer(scenario).await
+    } else {
+        run_agent_layer(scenario).await
+    };
     Outcome::Output(crate::canon::canonical_json(&output))
 }
 

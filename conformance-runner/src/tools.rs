@@ -191,6 +191,30 @@ impl AgentTool for DataTool {
         signal: AbortSignal,
         on_update: OnUpdate<Option<Value>>,
     ) -> Result<JsonToolResult, ToolError> {
+        self.run_steps(tool_call_id, params, signal, on_update, &|_| None)
+            .await
+    }
+}
+
+/// A step the agent layer does not know, offered to the session driver (FORMAT.md
+/// §7.2): `Some(outcome)` when it handled the step.
+pub type ExtraStep<'a> = &'a (dyn Fn(&Value) -> Option<Result<(), ToolError>> + Send + Sync);
+
+impl DataTool {
+    /// The tool's spec, for the session driver's prompt metadata.
+    pub fn spec_mut(&mut self) -> &mut ToolSpec {
+        &mut self.spec
+    }
+
+    /// Runs the tool's steps; `extra` handles the steps of other layers.
+    pub async fn run_steps(
+        &self,
+        tool_call_id: &str,
+        params: Value,
+        signal: AbortSignal,
+        on_update: OnUpdate<Option<Value>>,
+        extra: ExtraStep<'_>,
+    ) -> Result<JsonToolResult, ToolError> {
         self.host.recorder.harness(
             "execute",
             json!({"toolCallId": tool_call_id, "toolName": self.spec.name, "args": params}),
@@ -230,6 +254,8 @@ impl AgentTool for DataTool {
             } else if let Some(message) = step.get("throw") {
                 let text = message.as_str().unwrap_or_default();
                 return Err(ToolError::new(render_text(text, &params, tool_call_id)));
+            } else if let Some(outcome) = extra(&step) {
+                outcome?;
             } else {
                 return Err(ToolError::new(format!(
                     "step not supported by the agent layer: {step}"

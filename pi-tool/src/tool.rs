@@ -123,7 +123,7 @@ pub trait AgentTool: Send + Sync + 'static {
     /// Pi's validation error text.
     fn check_arguments(&self, arguments: Value) -> Result<Value, ToolError> {
         let prepared = self.prepare_arguments(arguments)?;
-        self.spec().parameters.validate(self.name(), &prepared)
+        self.spec().parameters.validate_owned(self.name(), prepared)
     }
 }
 
@@ -228,6 +228,11 @@ pub fn deserialize_params<P: DeserializeOwned>(
     tool_name: &str,
     params: Value,
 ) -> Result<P, ToolError> {
+    // The plain deserialiser first: tracking the path costs on every call, and is only
+    // needed to explain a failure.
+    if let Ok(p) = P::deserialize(&params) {
+        return Ok(p);
+    }
     match serde_path_to_error::deserialize::<_, P>(&params) {
         Ok(p) => Ok(p),
         Err(error) => {

@@ -243,19 +243,9 @@ impl ToolSchema {
     /// );
     /// ```
     pub fn validate(&self, tool_name: &str, args: &Value) -> Result<Value, ToolError> {
-        let compiled = self.compiled.as_ref().map_err(|e| {
-            ToolError::with_kind(
-                ToolErrorKind::InvalidArguments,
-                format!("Tool \"{tool_name}\" has an unusable parameters schema: {e}"),
-            )
-        })?;
-        if js::depth_exceeds(args, MAX_ARGUMENT_DEPTH) {
-            return Err(ToolError::with_kind(
-                ToolErrorKind::InvalidArguments,
-                format!(
-                    "Validation failed for tool \"{tool_name}\":\n  - root: must not nest deeper than {MAX_ARGUMENT_DEPTH} levels\n\nReceived arguments:\n(not shown: nested deeper than {MAX_ARGUMENT_DEPTH} levels)"
-                ),
-            ));
+        let compiled = self.usable(tool_name)?;
+        if let Some(error) = depth_error(tool_name, args) {
+            return Err(error);
         }
         // A value that validates as given is left unchanged by Pi's passes (see
         // `compile::pi_is_transparent`): skip them.
@@ -265,6 +255,29 @@ impl ToolSchema {
             return Ok(value);
         }
         self.validate_slow(compiled, tool_name, args)
+    }
+
+    /// [`validate`](Self::validate) for arguments the caller owns: when they are valid as
+    /// given (the common case) they are returned without a copy.
+    pub fn validate_owned(&self, tool_name: &str, mut args: Value) -> Result<Value, ToolError> {
+        let compiled = self.usable(tool_name)?;
+        if let Some(error) = depth_error(tool_name, &args) {
+            return Err(error);
+        }
+        if compiled.pi_transparent && check::accepts(compiled, 0, &args) {
+            integralize(&mut args);
+            return Ok(args);
+        }
+        self.validate_slow(compiled, tool_name, &args)
+    }
+
+    fn usable(&self, tool_name: &str) -> Result<&Compiled, ToolError> {
+        self.compiled.as_ref().map_err(|e| {
+            ToolError::with_kind(
+                ToolErrorKind::InvalidArguments,
+                format!("Tool \"{tool_name}\" has an unusable parameters schema: {e}"),
+            )
+        })
     }
 
     /// Pi's full pipeline, without the shortcut for values that already validate.
@@ -324,6 +337,18 @@ pub fn generate<P: JsonSchema>() -> Value {
 
 /// Integral floats become integers (`5.0` → `5`): one JavaScript number, but serde rejects a
 /// float for `u32`. Depth is bounded by [`MAX_ARGUMENT_DEPTH`] (checked before).
+/// Arguments nested deeper than the validator walks get an error before any step.
+fn depth_error(tool_name: &str, args: &Value) -> Option<ToolError> {
+    js::depth_exceeds(args, MAX_ARGUMENT_DEPTH).then(|| {
+        ToolError::with_kind(
+            ToolErrorKind::InvalidArguments,
+            format!(
+                "Validation failed for tool \"{tool_name}\":\n  - root: must not nest deeper than {MAX_ARGUMENT_DEPTH} levels\n\nReceived arguments:\n(not shown: nested deeper than {MAX_ARGUMENT_DEPTH} levels)"
+            ),
+        )
+    })
+}
+
 fn integralize(value: &mut Value) {
     match value {
         Value::Number(n) if n.is_f64() => {
