@@ -10,6 +10,8 @@
 //! reported as skipped, never as passed. Session scenarios (`driver: "session"`,
 //! `conformance/session-scenarios/`) run on `AgentSession` ([`session`]).
 
+#![warn(missing_docs)]
+
 pub mod canon;
 pub mod compare;
 pub mod data;

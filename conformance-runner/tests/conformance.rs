@@ -9,38 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use pi_tool::{ToolSchema, json};
 use pi_tool_conformance::{Outcome, Verdict, judge, load, run_scenario, scenario_files};
-
-/// Scenarios whose traces depend on Pi's argument coercion and validation texts
-/// (`pi_tool::schema`, built by another issue). While this build's validator does not
-/// coerce yet (see [`validator_is_real`]) they are reported as pending, never as
-/// passed; once it does, they must match Pi like every other scenario.
-const NEEDS_PI_VALIDATION: &[&str] = &[
-    "03a-validation-failures",
-    "03c-coercion-plain-json-schema",
-    "09c-update-payload-shapes",
-    "13-prepareArguments",
-    "16-duplicate-tool-names",
-    "20-validation-nested-paths",
-    "22-validation-enum-const-union",
-    "23-validation-string-number-constraints",
-    "26-validation-permissive-and-empty-schemas",
-    "27-coercion-numbers-integers",
-    "28-coercion-booleans",
-    "29-coercion-strings",
-    "32-coercion-optional-nulls",
-];
-
-/// Whether `ToolSchema::validate` applies Pi's coercion (`"5"` for a number becomes 5).
-fn validator_is_real() -> bool {
-    let schema = ToolSchema::from_json(
-        json!({"type": "object", "properties": {"n": {"type": "number"}}, "required": ["n"]}),
-    );
-    schema
-        .validate("probe", &json!({"n": "5"}))
-        .is_ok_and(|args| args["n"] == json!(5))
-}
 
 fn conformance_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance")
@@ -91,18 +60,12 @@ async fn every_scenario_matches_pi() {
         }
         results.push((id, v));
     }
-    let real_validation = validator_is_real();
     let (mut pass, mut documented, mut skipped, mut failed) = (0, 0, Vec::new(), Vec::new());
     for (id, v) in &results {
         match v {
             Verdict::Pass => pass += 1,
             Verdict::Documented(_) => documented += 1,
             Verdict::Skipped(reason) => skipped.push(format!("{id}: {reason}")),
-            Verdict::Fail(_) if !real_validation && NEEDS_PI_VALIDATION.contains(&id.as_str()) => {
-                skipped.push(format!(
-                    "{id}: pending: this build's ToolSchema::validate does not apply Pi's coercion yet"
-                ))
-            }
             Verdict::Fail(report) => failed.push(format!("{id} {report}")),
         }
     }
@@ -119,9 +82,9 @@ async fn every_scenario_matches_pi() {
         failed.len(),
         failed.join("\n")
     );
-    // Everything that does not wait for the validator runs and matches.
+    // Every agent-layer scenario but the four skipped by tag runs and matches.
     assert!(
-        pass + documented >= 33,
+        pass + documented >= 46,
         "only {pass} + {documented} scenarios ran"
     );
 }

@@ -466,3 +466,34 @@ async fn prepare_next_turn_changes_tools_between_turns() {
     );
     assert_eq!(faux.requests()[1].tools, vec!["late".to_owned()]);
 }
+
+#[derive(serde::Deserialize, pi_tool::JsonSchema)]
+struct NoParams {}
+
+/// Waits far longer than its timeout.
+#[pi_tool::pi_tool(name = "stuck_typed", timeout = "30ms")]
+async fn stuck_typed(_params: NoParams) -> Result<String, ToolError> {
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    Ok("never".to_owned())
+}
+
+/// The `#[pi_tool(timeout = "30ms")]` attribute reaches the runtime through
+/// `ToolMetadata::TIMEOUT` and `ToolSpec.timeout`.
+#[tokio::test]
+async fn the_timeout_attribute_ends_a_typed_tool() {
+    use pi_tool::IntoAgentTool;
+    let faux = FauxModel::new(vec![calls("stuck_typed", 1)]);
+    let agent =
+        Agent::new(AgentOptions::new(Arc::new(faux)).tools(vec![StuckTyped.into_agent_tool()]));
+    let started = Instant::now();
+    agent.prompt("go").await.unwrap();
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(
+        tool_results(&agent),
+        vec![(
+            "call_0".into(),
+            true,
+            "Tool stuck_typed timed out after 30ms".into()
+        )]
+    );
+}

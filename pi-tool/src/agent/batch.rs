@@ -226,7 +226,10 @@ impl<'a> Batch<'a> {
         tool: Arc<dyn AgentTool>,
     ) -> Result<Preparation, ToolError> {
         let prepared = tool.prepare_arguments(call.arguments.clone())?;
-        let mut args = tool.spec().parameters.validate(&call.name, &prepared)?;
+        let mut args = tool
+            .spec()
+            .parameters
+            .validate_owned(&call.name, prepared)?;
         if let Some(hook) = &self.config.before_tool_call {
             let decision = hook
                 .before_tool_call(
