@@ -12,6 +12,7 @@
 
 pub mod gate;
 
+use std::fmt::Write as _;
 use std::time::Duration;
 
 use pi_tool::{AbortSignal, AgentToolResult, JsonSchema, OnUpdate, ToolError, pi_tool};
@@ -75,11 +76,22 @@ pub struct WeatherDetails {
 }
 
 fn celsius_by_city(city: &str) -> Option<i64> {
-    match city.to_lowercase().as_str() {
+    // The seed lower-cases the city (`toLowerCase`) before its lookup. For an ASCII name an
+    // ASCII case-insensitive comparison is the same test without a new string; other names
+    // take the seed's path, since Unicode lower-casing can produce ASCII (the Kelvin sign
+    // lower-cases to `k`).
+    let known = |name: &str| match name {
         "paris" => Some(18),
         "tokyo" => Some(24),
         _ => None,
+    };
+    if !city.is_ascii() {
+        return known(&city.to_lowercase());
     }
+    ["paris", "tokyo"]
+        .into_iter()
+        .find(|name| city.eq_ignore_ascii_case(name))
+        .and_then(known)
 }
 
 /// How long the demo lookup pretends to take.
@@ -111,21 +123,28 @@ pub async fn lookup_weather(
 ) -> Result<AgentToolResult<WeatherDetails>, ToolError> {
     signal.throw_if_aborted()?;
 
-    let city = params.city.trim().to_owned();
+    // The model's string is reused when it has nothing to trim (the usual case).
+    let city = match params.city.trim() {
+        trimmed if trimmed.len() == params.city.len() => params.city,
+        trimmed => trimmed.to_owned(),
+    };
     let unit = params.unit.unwrap_or_default();
     let Some(celsius) = celsius_by_city(&city) else {
         return Err(ToolError::new(format!("Unsupported city: {city}")));
     };
 
-    on_update.call(AgentToolResult::text(
-        format!("Checking {city}..."),
-        WeatherDetails {
-            phase: Phase::Lookup,
-            city: city.clone(),
-            unit,
-            temperature: None,
-        },
-    ));
+    // The seed writes `onUpdate?.(...)`: without a listener the update is never built.
+    if on_update.is_listening() {
+        on_update.call(AgentToolResult::text(
+            format!("Checking {city}..."),
+            WeatherDetails {
+                phase: Phase::Lookup,
+                city: city.clone(),
+                unit,
+                temperature: None,
+            },
+        ));
+    }
 
     if !delay.is_zero() {
         signal.sleep(delay).await?;
@@ -136,8 +155,11 @@ pub async fn lookup_weather(
         Unit::Fahrenheit => ((celsius as f64) * 9.0 / 5.0 + 32.0).round() as i64,
     };
 
+    // Sized once: `format!` guesses low for a leading argument and grows the string twice.
+    let mut text = String::with_capacity(city.len() + 32);
+    let _ = write!(text, "{city}: {temperature} degrees {}", unit.as_str());
     Ok(AgentToolResult::text(
-        format!("{city}: {temperature} degrees {}", unit.as_str()),
+        text,
         WeatherDetails {
             phase: Phase::Done,
             city,
