@@ -157,11 +157,15 @@ async fn emit_result_message(sink: &mut dyn AgentEventSink, message: &Arc<ToolRe
 async fn finish(
     sink: &mut dyn AgentEventSink,
     call: &ToolCall,
-    result: JsonToolResult,
+    mut result: JsonToolResult,
     is_error: bool,
 ) -> Arc<ToolResultMessage> {
     emit_end(sink, call, &result, is_error).await;
-    let message = Arc::new(ToolResultMessage::from_result(call, &result, is_error));
+    let message = Arc::new(ToolResultMessage::take_from_result(
+        call,
+        &mut result,
+        is_error,
+    ));
     emit_result_message(sink, &message).await;
     message
 }
@@ -420,7 +424,13 @@ impl<'a> Batch<'a> {
                     outcome.unwrap_or_else(|| (error_result(ABORTED_MESSAGE), true))
                 }
             };
-            let message = Arc::new(ToolResultMessage::from_result(call, &result, is_error));
+            let mut result = result;
+            // The message takes the result's content; `finalized` needs only `terminate`.
+            let message = Arc::new(ToolResultMessage::take_from_result(
+                call,
+                &mut result,
+                is_error,
+            ));
             emit_result_message(sink, &message).await;
             messages.push(message);
             finalized.push(Finalized {
@@ -526,9 +536,14 @@ impl<'a> Batch<'a> {
         )
         .await;
         let mut messages = Vec::with_capacity(calls.len());
-        for (call, f) in calls.iter().zip(&finalized) {
+        for (call, f) in calls.iter().zip(&mut finalized) {
             if let Some(f) = f {
-                let message = Arc::new(ToolResultMessage::from_result(call, &f.result, f.is_error));
+                // The message takes the result's content; `finalized` needs only `terminate`.
+                let message = Arc::new(ToolResultMessage::take_from_result(
+                    call,
+                    &mut f.result,
+                    f.is_error,
+                ));
                 emit_result_message(sink, &message).await;
                 messages.push(message);
             }

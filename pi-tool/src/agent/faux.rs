@@ -281,6 +281,8 @@ struct FauxStream {
     aborted_at_call: bool,
     partial: Arc<AssistantMessage>,
     phase: Phase,
+    /// The arguments of the tool call being streamed (see `tool_call_event`).
+    arguments: serde_json::Value,
 }
 
 impl FauxStream {
@@ -291,6 +293,7 @@ impl FauxStream {
             signal,
             aborted_at_call,
             phase: Phase::Begin,
+            arguments: serde_json::Value::Null,
         }
     }
 
@@ -307,6 +310,9 @@ impl FauxStream {
     }
 
     fn block_event(&mut self, index: usize, step: u8) -> AssistantMessageEvent {
+        if matches!(self.turn.content[index], AssistantContent::ToolCall(_)) {
+            return self.tool_call_event(index, step);
+        }
         let block = &self.turn.content[index];
         let partial = Arc::make_mut(&mut self.partial);
         let event = match (block, step) {
@@ -339,25 +345,50 @@ impl FauxStream {
                 Kind::ThinkingDelta(thinking.clone())
             }
             (AssistantContent::Thinking { thinking, .. }, _) => Kind::ThinkingEnd(thinking.clone()),
+            // Handled above.
+            (AssistantContent::ToolCall(_), _) => Kind::ToolcallStart,
+        };
+        self.wrap(index, event)
+    }
+
+    /// A tool-call block, as Pi's faux provider streams it: the partial gets the call with
+    /// `{}` arguments, then the arguments' JSON text, then the arguments themselves and
+    /// the complete call. Like Pi, which shares one object between the scripted block, the
+    /// partial and the final message, the call is moved rather than copied: its id and
+    /// name go into the partial at the start, its arguments are held until the end, and
+    /// [`final_event`](Self::final_event) moves the completed call back into the message.
+    /// Only the `toolcall_end` event gets a copy, since it owns its call.
+    fn tool_call_event(&mut self, index: usize, step: u8) -> AssistantMessageEvent {
+        let partial = Arc::make_mut(&mut self.partial);
+        let kind = match (&mut self.turn.content[index], step) {
             (AssistantContent::ToolCall(call), 0) => {
+                self.arguments = std::mem::take(&mut call.arguments);
                 partial.content.push(AssistantContent::tool_call(
-                    call.id.clone(),
-                    call.name.clone(),
+                    std::mem::take(&mut call.id),
+                    std::mem::take(&mut call.name),
                     serde_json::Value::Object(Default::default()),
                 ));
                 Kind::ToolcallStart
             }
-            (AssistantContent::ToolCall(call), 1) => {
-                // JavaScript's JSON.stringify: compact, in the arguments' own key order.
-                Kind::ToolcallDelta(serde_json::to_string(&call.arguments).unwrap_or_default())
-            }
-            (AssistantContent::ToolCall(call), _) => {
-                if let Some(AssistantContent::ToolCall(c)) = partial.content.get_mut(index) {
-                    c.arguments = call.arguments.clone();
+            // JavaScript's JSON.stringify: compact, in the arguments' own key order.
+            (_, 1) => Kind::ToolcallDelta(serde_json::to_string(&self.arguments).unwrap_or_default()),
+            (_, _) => match partial.content.get_mut(index) {
+                Some(AssistantContent::ToolCall(c)) => {
+                    c.arguments = std::mem::take(&mut self.arguments);
+                    Kind::ToolcallEnd(c.clone())
                 }
-                Kind::ToolcallEnd(call.clone())
-            }
+                // The partial always holds the block streamed at step 0.
+                _ => Kind::ToolcallEnd(super::message::ToolCall {
+                    id: String::new(),
+                    name: String::new(),
+                    arguments: std::mem::take(&mut self.arguments),
+                }),
+            },
         };
+        self.wrap(index, kind)
+    }
+
+    fn wrap(&self, index: usize, event: Kind) -> AssistantMessageEvent {
         let partial = self.partial.clone();
         let content_index = index;
         match event {
@@ -417,7 +448,14 @@ impl FauxStream {
             )),
         );
         let m = Arc::make_mut(&mut message);
-        m.content = std::mem::take(&mut self.turn.content);
+        let mut content = std::mem::take(&mut self.turn.content);
+        // Tool calls were moved into the partial as they streamed (tool_call_event).
+        for (block, streamed) in content.iter_mut().zip(m.content.iter_mut()) {
+            if matches!(block, AssistantContent::ToolCall(_)) {
+                std::mem::swap(block, streamed);
+            }
+        }
+        m.content = content;
         m.stop_reason = stop_reason;
         if stop_reason.is_failure() {
             m.error_message = Some(

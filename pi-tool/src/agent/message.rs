@@ -362,6 +362,29 @@ impl ToolResultMessage {
             timestamp: now_millis(),
         }
     }
+
+    /// [`from_result`](Self::from_result) that moves the result's content, details, usage
+    /// and added tool names into the message instead of copying them (the batch keeps only
+    /// `terminate`, which the message does not carry).
+    pub(crate) fn take_from_result(
+        call: &ToolCall,
+        result: &mut JsonToolResult,
+        is_error: bool,
+    ) -> Self {
+        ToolResultMessage {
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            content: std::mem::take(&mut result.content),
+            details: result.details.take(),
+            usage: result.usage.take(),
+            added_tool_names: result
+                .added_tool_names
+                .take()
+                .filter(|names| !names.is_empty()),
+            is_error,
+            timestamp: now_millis(),
+        }
+    }
 }
 
 /// A present key is `Some`, even when its value is `null`.
