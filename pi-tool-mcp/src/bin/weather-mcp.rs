@@ -1,0 +1,110 @@
+//! `weather-mcp`: the seed guide's weather pack (`get_weather`) served over MCP on stdio.
+//!
+//! Run from the repository root with `cargo run -q --release --bin weather-mcp` (the
+//! root workspace's launcher execs this binary; see `pi-tool-mcp/Cargo.toml`), or from
+//! here with `cargo run -q --release --bin weather-mcp`.
+//!
+//! Standard output is the MCP channel. Standard error gets one line per finished call
+//! (`weather-mcp: get_weather mcp-3 aborted after 12 ms`), which is how a human, or a
+//! test, sees that a cancelled call really stopped: the protocol sends no response for
+//! a cancelled request.
+//!
+//! `WEATHER_MCP_LOOKUP_DELAY_MS` replaces the seed's 200 ms lookup delay (tests use a
+//! long one to cancel a call mid-lookup without racing the clock).
+
+use std::time::Duration;
+
+use pi_tool::{
+    AbortSignal, AgentToolResult, OnUpdate, ToolError, ToolErrorKind, ToolExecutionMode,
+    ToolMetadata, ToolOwner, ToolPack, TypedTool,
+};
+use pi_tool_mcp::{CallEnd, CallOutcome, PackServer};
+use weather_example::{LOOKUP_DELAY, WeatherDetails, WeatherParams, lookup_weather};
+
+/// `get_weather` exactly as in the seed guide: name, label, description, prompt snippet,
+/// parallel execution, and the seed's body (`weather_example::get_weather`).
+// Hand-written until `#[pi_tool]` lands; then this becomes the macro on the seed's fn.
+struct GetWeather {
+    delay: Duration,
+}
+
+impl ToolMetadata for GetWeather {
+    type Params = WeatherParams;
+    type Details = WeatherDetails;
+    const NAME: &'static str = "get_weather";
+    const LABEL: &'static str = "Get weather";
+    const DESCRIPTION: &'static str = "Return the demo temperature for Paris or Tokyo. Use only for a weather or temperature question about one of those cities.";
+    const EXECUTION_MODE: Option<ToolExecutionMode> = Some(ToolExecutionMode::Parallel);
+    const PROMPT_SNIPPET: Option<&'static str> =
+        Some("Look up the demo temperature for Paris or Tokyo");
+}
+
+impl TypedTool for GetWeather {
+    async fn execute(
+        &self,
+        _tool_call_id: &str,
+        params: WeatherParams,
+        signal: AbortSignal,
+        on_update: OnUpdate<WeatherDetails>,
+    ) -> Result<AgentToolResult<WeatherDetails>, ToolError> {
+        lookup_weather(params, signal, on_update, self.delay).await
+    }
+}
+
+fn lookup_delay() -> Result<Duration, String> {
+    match std::env::var("WEATHER_MCP_LOOKUP_DELAY_MS") {
+        Err(_) => Ok(LOOKUP_DELAY),
+        Ok(ms) => ms
+            .trim()
+            .parse::<u64>()
+            .map(Duration::from_millis)
+            .map_err(|_| {
+                format!("WEATHER_MCP_LOOKUP_DELAY_MS must be whole milliseconds, got {ms:?}")
+            }),
+    }
+}
+
+fn log_call_end(end: &CallEnd) {
+    let outcome = match end.outcome {
+        CallOutcome::Success => "succeeded",
+        CallOutcome::Error(ToolErrorKind::Aborted) => "aborted",
+        CallOutcome::Error(ToolErrorKind::InvalidArguments) => "rejected its arguments",
+        CallOutcome::Error(ToolErrorKind::Panicked) => "panicked",
+        CallOutcome::Error(ToolErrorKind::Timeout) => "timed out",
+        CallOutcome::Error(_) => "failed",
+    };
+    eprintln!(
+        "weather-mcp: {} {} {outcome} after {} ms",
+        end.tool,
+        end.call_id,
+        end.elapsed.as_millis()
+    );
+}
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    let delay = match lookup_delay() {
+        Ok(delay) => delay,
+        Err(message) => {
+            eprintln!("weather-mcp: {message}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let mut pack = ToolPack::new();
+    if let Err(error) = pack.push(ToolOwner::new("weather-example"), GetWeather { delay }) {
+        eprintln!("weather-mcp: {error}");
+        return std::process::ExitCode::FAILURE;
+    }
+    let served = PackServer::new(pack)
+        .with_server_info("weather-mcp", env!("CARGO_PKG_VERSION"))
+        .on_call_end(log_call_end)
+        .serve_stdio()
+        .await;
+    match served {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("weather-mcp: {error}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
