@@ -25,7 +25,9 @@ import {
 import { fauxAssistantMessage, fauxProvider, fauxToolCall } from "@earendil-works/pi-ai";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const BRIDGE = resolve(HERE, "..", "index.ts");
+// The package folder, as `pi -e bridges/pi` or `pi install` names it: Pi finds index.ts
+// through the `pi.extensions` manifest in package.json.
+const BRIDGE = resolve(HERE, "..");
 const REPO = resolve(HERE, "..", "..", "..");
 // Long enough that the cancellation certainly lands inside the lookup.
 const LOOKUP_DELAY_MS = 1500;
