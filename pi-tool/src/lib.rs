@@ -8,6 +8,7 @@ mod error;
 mod mode;
 pub mod pack;
 mod result;
+pub mod safety;
 pub mod schema;
 mod tool;
 mod update;
