@@ -23,6 +23,10 @@
 //!   would in Pi, and rmcp sends no response for the cancelled request, as the protocol
 //!   asks.
 //!
+//! Transports: [`PackServer::serve_stdio`] (the usual way a client starts a tool server)
+//! and [`PackServer::serve_http`] (MCP's streamable HTTP, loopback hosts only by
+//! default); any other rmcp transport works through `rmcp::ServiceExt::serve`.
+//!
 //! ```no_run
 //! # async fn run(pack: pi_tool::ToolPack) -> Result<(), Box<dyn std::error::Error>> {
 //! pi_tool_mcp::PackServer::new(pack)

@@ -113,6 +113,35 @@ impl PackServer {
             .map_err(|error| ServeError(format!("MCP service task failed: {error}")))
     }
 
+    /// Serves MCP's streamable HTTP transport on `listener` until the listener fails.
+    /// Clients POST to any path (for example `http://127.0.0.1:8080/mcp`); each client
+    /// session gets its own handler state, all sharing the same tools. rmcp's defaults
+    /// apply: only requests whose `Host` is `localhost`, `127.0.0.1` or `::1` are
+    /// accepted (DNS-rebinding protection), so bind to a loopback address.
+    pub async fn serve_http(self, listener: tokio::net::TcpListener) -> Result<(), ServeError> {
+        use rmcp::transport::streamable_http_server::{
+            StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+        };
+        let service = StreamableHttpService::new(
+            move || Ok(self.clone()),
+            Arc::new(LocalSessionManager::default()),
+            StreamableHttpServerConfig::default(),
+        );
+        loop {
+            let (stream, _) = listener
+                .accept()
+                .await
+                .map_err(|error| ServeError(format!("cannot accept a connection: {error}")))?;
+            let connection = hyper_util::service::TowerToHyperService::new(service.clone());
+            tokio::spawn(async move {
+                // A client that drops its connection ends only that connection.
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), connection)
+                    .await;
+            });
+        }
+    }
+
     fn find(&self, name: &str) -> Option<&Arc<dyn AgentTool>> {
         self.tools.iter().find(|tool| tool.name() == name)
     }

@@ -1,7 +1,8 @@
 //! The `weather-mcp` binary under a real MCP client we did not write: the official
 //! TypeScript SDK (`@modelcontextprotocol/sdk`, pinned in `tests/client/package.json`).
 //! The client script, `tests/client/weather.test.mjs`, covers list, call, progress, bad
-//! arguments, an unknown tool and cancellation; this test runs it under `node --test`.
+//! arguments, an unknown tool and cancellation, over stdio and over streamable HTTP
+//! (`weather-mcp --http 127.0.0.1:0`); this test runs it under `node --test`.
 //!
 //! `.ci/run` installs the client (`npm ci` in `tests/client`). Without it the test is
 //! skipped with a loud message on a developer machine, and fails under CI (`CI` set), so
@@ -48,8 +49,8 @@ fn the_official_typescript_client_drives_weather_mcp() {
     );
     // `node --test` exits 0 on zero tests too: make sure the cases ran.
     assert!(
-        stdout.contains("pass 10"),
-        "expected 10 passing cases:\n{stdout}"
+        stdout.contains("pass 20"),
+        "expected 20 passing cases:\n{stdout}"
     );
     assert!(stdout.contains("fail 0"), "{stdout}");
 }

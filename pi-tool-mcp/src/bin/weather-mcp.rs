@@ -9,6 +9,10 @@
 //! test, sees that a cancelled call really stopped: the protocol sends no response for
 //! a cancelled request.
 //!
+//! `weather-mcp --http 127.0.0.1:8080` serves MCP's streamable HTTP transport instead
+//! (port 0 picks a free port); the address is printed to standard error as
+//! `weather-mcp: serving MCP over streamable HTTP at http://127.0.0.1:8080/mcp`.
+//!
 //! `WEATHER_MCP_LOOKUP_DELAY_MS` replaces the seed's 200 ms lookup delay (tests use a
 //! long one to cancel a call mid-lookup without racing the clock).
 
@@ -81,10 +85,35 @@ fn log_call_end(end: &CallEnd) {
     );
 }
 
+const USAGE: &str = "usage: weather-mcp [--http <address:port>]";
+
+/// Where to serve: stdio, or streamable HTTP on an address.
+fn http_address() -> Result<Option<String>, String> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.as_slice() {
+        [] => Ok(None),
+        [flag, address] if flag == "--http" => Ok(Some(address.clone())),
+        _ => Err(USAGE.to_owned()),
+    }
+}
+
+async fn serve(server: PackServer, http: Option<String>) -> Result<(), String> {
+    let Some(address) = http else {
+        return server.serve_stdio().await.map_err(|e| e.to_string());
+    };
+    let listener = tokio::net::TcpListener::bind(&address)
+        .await
+        .map_err(|error| format!("cannot listen on {address}: {error}"))?;
+    let bound = listener.local_addr().map_err(|error| error.to_string())?;
+    eprintln!("weather-mcp: serving MCP over streamable HTTP at http://{bound}/mcp");
+    server.serve_http(listener).await.map_err(|e| e.to_string())
+}
+
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    let delay = match lookup_delay() {
-        Ok(delay) => delay,
+    let settings = lookup_delay().and_then(|delay| Ok((delay, http_address()?)));
+    let (delay, http) = match settings {
+        Ok(settings) => settings,
         Err(message) => {
             eprintln!("weather-mcp: {message}");
             return std::process::ExitCode::FAILURE;
@@ -95,12 +124,10 @@ async fn main() -> std::process::ExitCode {
         eprintln!("weather-mcp: {error}");
         return std::process::ExitCode::FAILURE;
     }
-    let served = PackServer::new(pack)
+    let server = PackServer::new(pack)
         .with_server_info("weather-mcp", env!("CARGO_PKG_VERSION"))
-        .on_call_end(log_call_end)
-        .serve_stdio()
-        .await;
-    match served {
+        .on_call_end(log_call_end);
+    match serve(server, http).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("weather-mcp: {error}");
