@@ -1,8 +1,9 @@
 //! The Pi bridge (`bridges/pi/`) end to end: the real Pi 0.85.0 packages from npm load
 //! the bridge extension, which starts this crate's `weather-mcp` binary; Pi's faux
-//! provider calls `get_weather`. The scenario is `bridges/pi/test/pi-e2e.test.mjs`; this
-//! test runs it under the Node 22 that `bridges/pi`'s lock file installs (the `node` npm
-//! package: pi-coding-agent needs Node >= 22.19).
+//! provider calls `get_weather`. The scenario is `bridges/pi/test/pi-e2e.test.mjs`
+//! (with the bridge's conversion tests, `convert.test.mjs`); this test runs them under
+//! the Node 22 that `bridges/pi`'s lock file installs (the `node` npm package:
+//! pi-coding-agent needs Node >= 22.19).
 //!
 //! `.ci/run` installs it (`npm ci --prefix bridges/pi`). Without it the test is skipped
 //! with a loud message on a developer machine, and fails under CI (`CI` set).
@@ -30,6 +31,7 @@ fn pi_runs_the_rust_get_weather_through_the_bridge() {
     let output = Command::new(&node)
         .arg("--test")
         .arg("--test-reporter=spec")
+        .arg("test/convert.test.mjs")
         .arg("test/pi-e2e.test.mjs")
         .current_dir(&bridge)
         .env("WEATHER_MCP_BIN", env!("CARGO_BIN_EXE_weather-mcp"))
@@ -44,8 +46,8 @@ fn pi_runs_the_rust_get_weather_through_the_bridge() {
     );
     // `node --test` exits 0 on zero tests too: make sure the cases ran.
     assert!(
-        stdout.contains("pass 5"),
-        "expected 5 passing cases:\n{stdout}"
+        stdout.contains("pass 10"),
+        "expected 10 passing cases:\n{stdout}"
     );
     assert!(stdout.contains("fail 0"), "{stdout}");
 }
