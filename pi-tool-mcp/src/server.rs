@@ -168,7 +168,8 @@ impl PackServer {
             run_call_timed(tool, &call_id, arguments, signal, progress.on_update()).await;
         progress.finish().await;
         if let Some(hook) = &self.on_call_end {
-            hook(&end);
+            // A failing log hook must not cost the client its result.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(&end)));
         }
         call_tool_result(result).into()
     }
