@@ -7,6 +7,8 @@ mod context;
 mod error;
 mod mode;
 pub mod pack;
+mod params;
+pub mod profiles;
 mod result;
 pub mod safety;
 pub mod schema;
@@ -21,6 +23,7 @@ pub use context::{
 pub use error::{ABORTED_MESSAGE, ToolError, ToolErrorKind};
 pub use mode::ToolExecutionMode;
 pub use pack::{PackEntry, PackError, ToolOwner, ToolPack, check_tool_name};
+pub use params::NoParams;
 pub use result::{AgentToolResult, IntoToolResult, JsonToolResult, NoDetails};
 pub use schema::ToolSchema;
 pub use tool::{
@@ -28,6 +31,11 @@ pub use tool::{
     TypedTool, TypedToolDefinition, deserialize_params, wrap_tool_definition,
 };
 pub use update::OnUpdate;
+
+#[doc(hidden)]
+pub mod __private;
+
+pub use pi_tool_macros::{pi_tool, pi_tools};
 
 /// Re-exported so that tool crates need no direct dependency on them.
 pub use async_trait::async_trait;

@@ -182,14 +182,17 @@ impl<'de> Deserialize<'de> for NoDetails {
 /// What a tool function may return on success: a full [`AgentToolResult`] or plain text.
 ///
 /// Plain text becomes one text block with [`NoDetails`].
+///
+/// `Details` is not required to be `Serialize` here: [`ToolMetadata::Details`](crate::ToolMetadata)
+/// requires it, and checking it in one place gives one compile error for one mistake.
 pub trait IntoToolResult {
     /// The details type of the result.
-    type Details: Serialize + Send + 'static;
+    type Details: Send + 'static;
     /// Converts into a result.
     fn into_tool_result(self) -> AgentToolResult<Self::Details>;
 }
 
-impl<D: Serialize + Send + 'static> IntoToolResult for AgentToolResult<D> {
+impl<D: Send + 'static> IntoToolResult for AgentToolResult<D> {
     type Details = D;
     fn into_tool_result(self) -> AgentToolResult<D> {
         self

@@ -3,10 +3,13 @@
 //! Demo data for two cities (Paris 18 °C, Tokyo 24 °C), a progress update before the
 //! lookup, a 200 ms delay that honours the abort signal, and a business-rule error for
 //! any other city.
+//!
+//! [`get_weather`] is the tool body as the seed writes it; `#[pi_tool]` turns it into
+//! [`GetWeather`], a typed tool whose schema comes from [`WeatherParams`].
 
 use std::time::Duration;
 
-use pi_tool::{AbortSignal, AgentToolResult, JsonSchema, OnUpdate, ToolError};
+use pi_tool::{AbortSignal, AgentToolResult, JsonSchema, OnUpdate, ToolError, pi_tool};
 use serde::{Deserialize, Serialize};
 
 /// The temperature unit of the answer.
@@ -79,6 +82,12 @@ pub const LOOKUP_DELAY: Duration = Duration::from_millis(200);
 
 /// Return the demo temperature for Paris or Tokyo. Use only for a weather or
 /// temperature question about one of those cities.
+#[pi_tool(
+    name = "get_weather",
+    label = "Get weather",
+    execution_mode = "parallel",
+    prompt_snippet = "Look up the demo temperature for Paris or Tokyo"
+)]
 pub async fn get_weather(
     _call_id: &str,
     params: WeatherParams,

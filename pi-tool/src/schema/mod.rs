@@ -5,21 +5,34 @@
 //! schemars ([`ToolSchema::for_type`], cached per type); tools defined at run time give a
 //! plain JSON Schema ([`ToolSchema::from_json`]).
 //!
-//! NOTE: minimal first version; normalisation, Pi's coercion and Pi's error texts follow.
+//! Generated schemas are normalised once ([`normalize`], N0–N6) so that the schema the
+//! model sees, the one arguments are validated against, and the provider wire schemas
+//! ([`crate::profiles`]) all derive from the same canonical object schema.
+//!
+//! NOTE: minimal validator; Pi's coercion and Pi's error texts follow.
 
 use std::any::TypeId;
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock, RwLock};
 
 use schemars::JsonSchema;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::error::{ToolError, ToolErrorKind};
+
+pub(crate) mod keywords;
+mod normalize;
+
+pub(crate) use normalize::MAX_DEPTH;
+
+pub use normalize::{Normalized, SchemaError, normalize};
 
 /// A tool's parameter schema and its compiled validator, built once per tool.
 pub struct ToolSchema {
     json: Value,
     validator: Result<(), String>,
+    root_description: Option<String>,
+    warnings: Vec<String>,
 }
 
 impl std::fmt::Debug for ToolSchema {
@@ -30,8 +43,24 @@ impl std::fmt::Debug for ToolSchema {
     }
 }
 
+/// The canonical schemars output for a params type, before normalisation: draft 2020-12
+/// with the workspace's `preserve_order` (declaration order of properties) and no
+/// `$schema` keyword. [`ToolSchema::for_type`] normalises it ([`normalize`]).
+pub fn generate<P: JsonSchema>() -> Value {
+    let schema = schemars::generate::SchemaSettings::draft2020_12()
+        .with(|s| s.meta_schema = None)
+        .into_generator()
+        .into_root_schema_for::<P>();
+    // Serialising (rather than `to_value`) applies schemars' keyword order at every level
+    // (`title, description, type, format, properties, …, $defs`).
+    serde_json::to_value(&schema).unwrap_or_else(|_| schema.to_value())
+}
+
 impl ToolSchema {
-    /// The schema of a params type, generated and compiled on first use and cached per type.
+    /// The schema of a params type, generated, normalised ([`normalize`]) and compiled on
+    /// first use, and cached per type. A type whose schema is not an object (newtype,
+    /// tuple or unit struct, plain enum …) gives a schema whose [`Self::error`] says why;
+    /// every call of such a tool fails with that text.
     pub fn for_type<P: JsonSchema + 'static>() -> Arc<ToolSchema> {
         static CACHE: OnceLock<RwLock<HashMap<TypeId, Arc<ToolSchema>>>> = OnceLock::new();
         let cache = CACHE.get_or_init(Default::default);
@@ -39,18 +68,32 @@ impl ToolSchema {
         if let Some(hit) = cache.read().ok().and_then(|c| c.get(&id).cloned()) {
             return hit;
         }
-        let generator = schemars::generate::SchemaSettings::draft2020_12()
-            .with(|s| s.meta_schema = None)
-            .into_generator();
-        let mut json = generator.into_root_schema_for::<P>().to_value();
-        if let Some(o) = json.as_object_mut() {
-            o.shift_remove("title");
-        }
-        let schema = Arc::new(ToolSchema::from_json(json));
+        let schema = ToolSchema::build::<P>();
+        let schema = Arc::new(schema);
         if let Ok(mut c) = cache.write() {
             c.entry(id).or_insert_with(|| schema.clone());
         }
         schema
+    }
+
+    /// Generates, normalises and compiles the schema of `P` (uncached): the one place
+    /// [`Self::for_type`] builds from.
+    fn build<P: JsonSchema>() -> ToolSchema {
+        match normalize(generate::<P>()) {
+            Ok(n) => {
+                let mut schema = ToolSchema::from_json(n.schema);
+                schema.root_description = n.root_description;
+                schema.warnings = n.warnings;
+                for w in &schema.warnings {
+                    tracing::debug!(params = std::any::type_name::<P>(), "schema: {w}");
+                }
+                schema
+            }
+            Err(e) => ToolSchema::unusable(
+                json!({"type": "object", "properties": {}}),
+                format!("parameters type `{}`: {e}", std::any::type_name::<P>()),
+            ),
+        }
     }
 
     /// A schema given as plain JSON, used as is.
@@ -60,7 +103,31 @@ impl ToolSchema {
         } else {
             Err("the schema is not an object".to_owned())
         };
-        ToolSchema { json, validator }
+        ToolSchema {
+            json,
+            validator,
+            root_description: None,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// A schema that cannot be used: every call fails with `reason` (see [`Self::error`]).
+    fn unusable(json: Value, reason: String) -> ToolSchema {
+        let mut schema = ToolSchema::from_json(json);
+        schema.validator = Err(reason);
+        schema
+    }
+
+    /// The params type's doc comment (the root `description` schemars emits), removed
+    /// from [`Self::json`] by normalisation; a tool without a description can use it.
+    pub fn root_description(&self) -> Option<&str> {
+        self.root_description.as_deref()
+    }
+
+    /// What normalisation changed that a developer should know (e.g. a root union
+    /// merged into one object).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// The JSON Schema the model sees.

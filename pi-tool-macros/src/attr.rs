@@ -1,0 +1,79 @@
+//! Parsing of the `#[pi_tool(key = value, ...)]` arguments into a list of keyed values.
+//!
+//! Parsing is deliberately loose (any `key = expr` list); what each key may hold is
+//! decided in `check.rs`, so that every mistake gets its own targeted message instead of
+//! a generic "expected string literal" from the parser.
+
+use proc_macro2::TokenStream;
+use syn::parse::{ParseStream, Parser};
+use syn::spanned::Spanned;
+use syn::{Expr, Ident, Token};
+
+/// One `key = value` pair as written.
+pub struct Arg {
+    pub key: Ident,
+    pub value: Expr,
+}
+
+/// Parses the attribute's arguments. A pair without `= value` is reported here, with the
+/// fix, and parsing continues so that other keys are still checked.
+pub fn parse_args(tokens: TokenStream) -> (Vec<Arg>, Vec<syn::Error>) {
+    let mut errors = Vec::new();
+    let parser = |input: ParseStream| -> syn::Result<Vec<Arg>> {
+        let mut args = Vec::new();
+        while !input.is_empty() {
+            let key: Ident = input.call(syn::ext::IdentExt::parse_any)?;
+            if input.peek(Token![=]) {
+                input.parse::<Token![=]>()?;
+                let value: Expr = input.parse()?;
+                args.push(Arg { key, value });
+            } else {
+                errors.push(crate::check::error(
+                    key.span(),
+                    format!("`{key}` needs a value"),
+                    format!("write `{key} = \"...\"`; #[pi_tool] takes `key = value` pairs"),
+                ));
+                // Skip whatever follows the bare key up to the next comma.
+                while !input.is_empty() && !input.peek(Token![,]) {
+                    input.parse::<proc_macro2::TokenTree>()?;
+                }
+            }
+            if input.is_empty() {
+                break;
+            }
+            input.parse::<Token![,]>()?;
+        }
+        Ok(args)
+    };
+    match parser.parse2(tokens) {
+        Ok(args) => (args, errors),
+        Err(error) => {
+            errors.push(crate::check::error(
+                error.span(),
+                error,
+                "#[pi_tool] takes `key = value` pairs separated by commas, for example #[pi_tool(name = \"get_weather\")]",
+            ));
+            (Vec::new(), errors)
+        }
+    }
+}
+
+/// The arguments of a `#[pi_tool(...)]` attribute found on a method inside `#[pi_tools]`.
+pub fn attribute_tokens(attr: &syn::Attribute) -> syn::Result<TokenStream> {
+    match &attr.meta {
+        syn::Meta::Path(_) => Ok(TokenStream::new()),
+        syn::Meta::List(list) => Ok(list.tokens.clone()),
+        syn::Meta::NameValue(nv) => Err(syn::Error::new(
+            nv.eq_token.span(),
+            "expected #[pi_tool] or #[pi_tool(key = value, ...)]",
+        )),
+    }
+}
+
+/// Whether an attribute is `#[pi_tool]` (bare or through a path ending in it).
+pub fn is_pi_tool(attr: &syn::Attribute) -> bool {
+    attr.path()
+        .segments
+        .last()
+        .is_some_and(|s| s.ident == "pi_tool")
+}

@@ -1,0 +1,322 @@
+//! Code generation: the tool struct and its trait impls, and the `#[pi_tools]` accessors.
+//!
+//! Everything generated names `::pi_tool::__private::...`, so a user crate needs no direct
+//! dependency on serde_json or schemars. Type-level rules are checked by the trait impls
+//! themselves (their associated-type bounds are spanned on the user's params and return
+//! types) and by helper functions of `__private` spanned on the user's tokens, whose names
+//! say the rule (`tool_future_must_be_send`), so that rustc's notes read as the fix.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{Ident, Type, Visibility};
+
+use crate::ast::{Output, Role, Success, ToolFn};
+use crate::check::{Description, Spec};
+use crate::doc::Piece;
+
+/// How the generated `execute` reaches the user's function.
+pub enum Target<'a> {
+    /// A free function: `get_weather(...)`.
+    Free,
+    /// A `#[pi_tools]` method: `<Db>::find_user(&self.state, ...)`.
+    Method { self_ty: &'a Type },
+}
+
+/// The tool struct, its `ToolMetadata` impl and its `TypedTool` or `TypedToolDefinition`.
+pub fn tool(
+    tool: &ToolFn,
+    spec: &Spec,
+    vis: &Visibility,
+    struct_ident: &Ident,
+    target: Target<'_>,
+) -> TokenStream {
+    let p = quote!(::pi_tool::__private);
+    let fn_ident = &tool.ident;
+    let Output::Result {
+        ty: ret,
+        success,
+        error,
+    } = &tool.output
+    else {
+        return TokenStream::new();
+    };
+    let name = &spec.name;
+    let label = &spec.label;
+    let description = description_tokens(&spec.description);
+
+    // The user's own tokens: the bound of `ToolMetadata::Params` then reports a missing
+    // `Deserialize` or `JsonSchema` on the params type, once (serde's note says to derive
+    // it). A helper trait with its own message was tried: rustc then reports the leaf
+    // bound three times instead of once.
+    let params_ty = match tool.params() {
+        Some(ty) => quote!(#ty),
+        None => quote!(#p::NoParams),
+    };
+    // Read from syntax where possible, so a problem with the details type is reported
+    // on the user's `D`; aliases go through `ToolReturn`, spanned on the return type.
+    let details = match success {
+        Success::Details(d) => quote!(#d),
+        Success::Text => quote!(#p::NoDetails),
+        Success::Unknown | Success::Invalid(_) => {
+            quote_spanned!(ret.span()=> <#ret as #p::ToolReturn>::Details)
+        }
+    };
+    // The conversion of the user's error type, spanned on it: `E: Into<ToolError>`.
+    let convert_span = error.as_ref().map_or_else(|| ret.span(), |e| e.span());
+    let convert = quote_spanned!(convert_span=> #p::tool_output(__future.await));
+
+    let execution_mode = spec.execution_mode.map(|mode| {
+        let mode = Ident::new(mode, Span::call_site());
+        quote!(const EXECUTION_MODE: #p::Option<#p::ToolExecutionMode> = #p::Some(#p::ToolExecutionMode::#mode);)
+    });
+    let timeout = spec.timeout_ms.map(|ms| {
+        quote!(const TIMEOUT: #p::Option<#p::Duration> = #p::Some(#p::Duration::from_millis(#ms));)
+    });
+    let snippet = spec
+        .prompt_snippet
+        .as_ref()
+        .map(|s| quote!(const PROMPT_SNIPPET: #p::Option<&'static str> = #p::Some(#s);));
+    let guidelines = (!spec.prompt_guidelines.is_empty()).then(|| {
+        let lines = &spec.prompt_guidelines;
+        quote!(const PROMPT_GUIDELINES: &'static [&'static str] = &[#(#lines),*];)
+    });
+
+    // The call of the user's function, its arguments in the user's order. The call id is
+    // copied into the future: the user's future then borrows at most `&self`, so the
+    // boxed future below has one lifetime the returned `impl Future` can name (a borrow
+    // of both `&self` and `&str` would be their intersection, which it cannot).
+    let call_args = tool.args.iter().map(|arg| match &arg.role {
+        Role::CallId => quote!(&__call_id),
+        Role::Params => quote!(__params),
+        Role::Signal => quote!(__signal),
+        Role::Context => quote!(__ctx),
+        Role::OnUpdate(_) => quote!(__on_update),
+        Role::ByReference { .. } | Role::BareOnUpdate => quote!(),
+    });
+    let own_call_id = tool
+        .args
+        .iter()
+        .any(|a| matches!(a.role, Role::CallId))
+        .then(|| quote!(let __call_id = #p::String::from(__call_id);));
+    // `OnUpdate<D>` must be the tool's own details type: checked by a bound spanned on
+    // the user's `OnUpdate<D>`, with `SameDetails`' message.
+    let update_check = tool.args.iter().find_map(|arg| match &arg.role {
+        Role::OnUpdate(d) => {
+            let span = arg.ty.span();
+            Some(quote_spanned! {span=>
+                let __on_update = #p::on_update_argument::<#d, <Self as #p::ToolMetadata>::Details>(__on_update);
+            })
+        }
+        _ => None,
+    });
+    let call = match target {
+        Target::Free => quote!(#fn_ident(#(#call_args),*)),
+        Target::Method { self_ty } => quote!(<#self_ty>::#fn_ident(&*self.state, #(#call_args),*)),
+    };
+    // The future is checked for `Send` through one token spanned on the function's name,
+    // so rustc reports "future returned by `name` is not `Send`" there, once.
+    let future_ident = Ident::new("__future", fn_ident.span());
+    let send_check = quote_spanned!(fn_ident.span()=> #p::tool_future_must_be_send);
+    let body = quote! {
+        #update_check
+        #own_call_id
+        async move {
+            let #future_ident = #call;
+            let __future = #send_check(#future_ident);
+            #convert
+        }
+    };
+    let output = quote!(impl #p::Future<Output = #p::Result<#p::AgentToolResult<Self::Details>, #p::ToolError>> + #p::Send);
+    let execute = if tool.needs_context() {
+        quote! {
+            impl #p::TypedToolDefinition for #struct_ident {
+                fn execute_with_context(
+                    &self,
+                    __call_id: &str,
+                    __params: Self::Params,
+                    __signal: #p::AbortSignal,
+                    __on_update: #p::OnUpdate<Self::Details>,
+                    __ctx: #p::ExtensionContext,
+                ) -> #output {
+                    #body
+                }
+            }
+        }
+    } else {
+        quote! {
+            impl #p::TypedTool for #struct_ident {
+                fn execute(
+                    &self,
+                    __call_id: &str,
+                    __params: Self::Params,
+                    __signal: #p::AbortSignal,
+                    __on_update: #p::OnUpdate<Self::Details>,
+                ) -> #output {
+                    #body
+                }
+            }
+        }
+    };
+    let struct_doc = format!(
+        "The `{name}` tool, generated by `#[pi_tool]` from `{fn_ident}`.\n\n\
+         Turn it into what hosts hold with `into_agent_tool()` or `into_tool_definition()`."
+    );
+    let struct_def = match target {
+        Target::Free => quote! {
+            #[doc = #struct_doc]
+            #[derive(Debug, Clone, Copy, Default)]
+            #vis struct #struct_ident;
+        },
+        Target::Method { self_ty } => {
+            let new_doc = format!("The `{name}` tool over shared state.");
+            let struct_name = struct_ident.to_string();
+            quote! {
+                #[doc = #struct_doc]
+                #[derive(Clone)]
+                #vis struct #struct_ident {
+                    state: #p::Arc<#self_ty>,
+                }
+
+                impl #p::fmt::Debug for #struct_ident {
+                    fn fmt(&self, f: &mut #p::fmt::Formatter<'_>) -> #p::fmt::Result {
+                        f.debug_struct(#struct_name).finish_non_exhaustive()
+                    }
+                }
+
+                impl #struct_ident {
+                    #[doc = #new_doc]
+                    #vis fn new(state: #p::Arc<#self_ty>) -> Self {
+                        #struct_ident { state }
+                    }
+                }
+            }
+        }
+    };
+
+    quote! {
+        #struct_def
+
+        const _: () = {
+            impl #p::ToolMetadata for #struct_ident {
+                type Params = #params_ty;
+                type Details = #details;
+                const NAME: &'static str = #name;
+                const LABEL: &'static str = #label;
+                const DESCRIPTION: &'static str = #description;
+                #execution_mode
+                #timeout
+                #snippet
+                #guidelines
+            }
+
+            #execute
+        };
+    }
+}
+
+fn description_tokens(description: &Description) -> TokenStream {
+    match description {
+        Description::Given(text) => quote!(#text),
+        Description::Doc(doc) => {
+            if doc.pieces.iter().all(|p| matches!(p, Piece::Text(_))) {
+                let text: String = doc
+                    .pieces
+                    .iter()
+                    .map(|p| match p {
+                        Piece::Text(t) => t.as_str(),
+                        Piece::Expr(_) => "",
+                    })
+                    .collect();
+                let text = text.trim();
+                quote!(#text)
+            } else {
+                let pieces = doc.pieces.iter().map(|p| match p {
+                    Piece::Text(t) => quote!(#t),
+                    Piece::Expr(e) => quote!(#e),
+                });
+                quote!(::pi_tool::__private::trim_doc(
+                    ::pi_tool::__private::concat!(#(#pieces),*)
+                ))
+            }
+        }
+    }
+}
+
+/// The name of a `#[pi_tools]` method's tool struct: `find_user` -> `FindUserTool`.
+pub fn method_struct_ident(method: &Ident) -> Ident {
+    format_ident!("{}Tool", crate::names::upper_camel(&method.to_string()))
+}
+
+/// The name of a free function's tool struct: `get_weather` -> `GetWeather`.
+pub fn fn_struct_ident(function: &Ident) -> Ident {
+    Ident::new(
+        &crate::names::upper_camel(&function.to_string()),
+        function.span(),
+    )
+}
+
+/// One tool of a `#[pi_tools]` block, for the accessors.
+pub struct MethodTool<'a> {
+    pub method: &'a Ident,
+    pub vis: &'a Visibility,
+    pub struct_ident: Ident,
+    pub name: &'a str,
+    pub needs_context: bool,
+}
+
+/// The accessors `#[pi_tools]` adds to the impl block: one per tool, plus `tools()` and
+/// `tool_definitions()`.
+pub fn accessors(self_ty: &Type, tools: &[MethodTool<'_>]) -> TokenStream {
+    let p = quote!(::pi_tool::__private);
+    let each = tools.iter().map(|t| {
+        let accessor = format_ident!("{}_tool", t.method.to_string().trim_start_matches("r#"));
+        let ident = &t.struct_ident;
+        let vis = t.vis;
+        let doc = format!("The `{}` tool, sharing this state.", t.name);
+        quote! {
+            #[doc = #doc]
+            #vis fn #accessor(self: &#p::Arc<Self>) -> #ident {
+                #ident::new(#p::Arc::clone(self))
+            }
+        }
+    });
+    let definitions = tools.iter().map(|t| {
+        let ident = &t.struct_ident;
+        quote!(#p::IntoToolDefinition::into_tool_definition(#ident::new(#p::Arc::clone(self))))
+    });
+    let names = tools
+        .iter()
+        .map(|t| t.name)
+        .collect::<Vec<_>>()
+        .join("`, `");
+    let defs_doc = format!(
+        "Every tool of this block (`{names}`) as a `ToolDefinition` (five arguments; hosts supply the `ExtensionContext`)."
+    );
+    let agent_tools = (!tools.iter().any(|t| t.needs_context)).then(|| {
+        let items = tools.iter().map(|t| {
+            let ident = &t.struct_ident;
+            quote!(#p::IntoAgentTool::into_agent_tool(#ident::new(#p::Arc::clone(self))))
+        });
+        let doc =
+            format!("Every tool of this block (`{names}`) as an `AgentTool`, sharing this state.");
+        quote! {
+            #[doc = #doc]
+            pub fn tools(self: &#p::Arc<Self>) -> #p::Vec<#p::Arc<dyn #p::AgentTool>> {
+                #p::Vec::from([#(#items),*])
+            }
+        }
+    });
+    quote! {
+        impl #self_ty {
+            #(#each)*
+
+            #agent_tools
+
+            #[doc = #defs_doc]
+            pub fn tool_definitions(self: &#p::Arc<Self>) -> #p::Vec<#p::Arc<dyn #p::ToolDefinition>> {
+                #p::Vec::from([#(#definitions),*])
+            }
+        }
+    }
+}

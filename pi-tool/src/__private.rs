@@ -1,0 +1,137 @@
+//! What `#[pi_tool]`-generated code names. Not a public API: it changes with the macro.
+//!
+//! Generated code reaches everything through `::pi_tool::__private`, so a crate that
+//! defines tools needs no direct dependency on serde_json or schemars. The helper traits
+//! and functions here carry the rules the macro cannot check on syntax; their names and
+//! `#[diagnostic::on_unimplemented]` messages are what the user reads when a rule fails,
+//! so each one says what is wrong and how to fix it.
+
+use std::pin::Pin;
+
+pub use ::core::concat;
+pub use ::core::fmt;
+pub use ::core::future::Future;
+pub use ::core::marker::Send;
+pub use ::core::option::Option::{self, None, Some};
+pub use ::core::result::Result;
+pub use ::std::string::String;
+pub use ::std::sync::Arc;
+pub use ::std::time::Duration;
+pub use ::std::vec::Vec;
+
+pub use schemars;
+pub use serde;
+pub use serde_json;
+
+pub use crate::abort::AbortSignal;
+pub use crate::context::ExtensionContext;
+pub use crate::error::ToolError;
+pub use crate::mode::ToolExecutionMode;
+pub use crate::params::NoParams;
+pub use crate::result::{AgentToolResult, IntoToolResult, NoDetails};
+pub use crate::tool::{
+    AgentTool, IntoAgentTool, IntoToolDefinition, ToolDefinition, ToolMetadata, TypedTool,
+    TypedToolDefinition,
+};
+pub use crate::update::OnUpdate;
+
+/// What a tool function may return: `Result<T, E>` with `T: IntoToolResult` (an
+/// `AgentToolResult<D>` or text) and `E: Into<ToolError>`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a tool function's return type",
+    label = "a tool returns `Result<T, E>`",
+    note = "return `Result<AgentToolResult<D>, E>`, `Result<String, E>` or `Result<&'static str, E>`, where `E` converts into `ToolError` (`ToolError` itself or any `std::error::Error + Send + Sync + 'static`)"
+)]
+pub trait ToolReturn {
+    /// The details type of the success value.
+    type Details: Send + 'static;
+    /// Converts into what `TypedTool::execute` returns.
+    fn into_tool_output(self) -> Result<AgentToolResult<Self::Details>, ToolError>;
+}
+
+impl<T, E> ToolReturn for Result<T, E>
+where
+    T: IntoToolResult,
+    E: IntoToolError,
+{
+    type Details = T::Details;
+
+    fn into_tool_output(self) -> Result<AgentToolResult<T::Details>, ToolError> {
+        match self {
+            Ok(value) => Ok(value.into_tool_result()),
+            Err(error) => Err(error.into_tool_error()),
+        }
+    }
+}
+
+/// The error type of a tool function: anything that converts into [`ToolError`].
+#[diagnostic::on_unimplemented(
+    message = "the tool's error type `{Self}` does not convert into `ToolError`",
+    label = "`{Self}` is not `Into<ToolError>`",
+    note = "return `ToolError` (`ToolError::new(\"...\")`), or any type implementing `std::error::Error + Send + Sync + 'static`, or implement `From<{Self}> for ToolError`"
+)]
+pub trait IntoToolError {
+    /// Converts.
+    fn into_tool_error(self) -> ToolError;
+}
+
+impl<E: Into<ToolError>> IntoToolError for E {
+    fn into_tool_error(self) -> ToolError {
+        self.into()
+    }
+}
+
+/// Converts what the tool function returned into what `TypedTool::execute` returns.
+pub fn tool_output<T: IntoToolResult, E: IntoToolError>(
+    output: Result<T, E>,
+) -> Result<AgentToolResult<T::Details>, ToolError> {
+    match output {
+        Ok(value) => Ok(value.into_tool_result()),
+        Err(error) => Err(error.into_tool_error()),
+    }
+}
+
+/// `OnUpdate<D>` of the function and the details `R` of its result must be one type.
+#[diagnostic::on_unimplemented(
+    message = "the `OnUpdate<{Self}>` argument does not match the tool's details type `{R}`",
+    label = "this must be `OnUpdate<{R}>`",
+    note = "progress updates and the final result carry the same details type: use `OnUpdate<{R}>`, or return `AgentToolResult<{Self}>`"
+)]
+pub trait SameDetails<R> {
+    /// Identity.
+    fn convert(on_update: OnUpdate<R>) -> OnUpdate<Self>
+    where
+        Self: Sized;
+}
+
+impl<R> SameDetails<R> for R {
+    fn convert(on_update: OnUpdate<R>) -> OnUpdate<R> {
+        on_update
+    }
+}
+
+/// Passes the tool's `OnUpdate<R>` to a function argument declared `OnUpdate<D>`.
+pub fn on_update_argument<D: SameDetails<R>, R>(on_update: OnUpdate<R>) -> OnUpdate<D> {
+    D::convert(on_update)
+}
+
+/// The tool's future, boxed so that its type (and `Send`-ness) is checked here, once,
+/// on the user's function name; the `TypedTool` impl then never repeats the error.
+/// One allocation per call, next to the JSON work of the call it is noise.
+///
+/// A helper trait with `#[diagnostic::on_unimplemented]` was tried instead of the plain
+/// `Send` bound: rustc's own "future cannot be sent between threads safely", which
+/// points at the `.await` holding the value, wins over it, so the plain bound reads best.
+pub fn tool_future_must_be_send<'a, F>(
+    future: F,
+) -> Pin<Box<dyn Future<Output = F::Output> + Send + 'a>>
+where
+    F: Future + Send + 'a,
+{
+    Box::pin(future)
+}
+
+/// Trims a description assembled with `concat!` (docs with `include_str!`), at compile time.
+pub const fn trim_doc(text: &'static str) -> &'static str {
+    text.trim_ascii()
+}

@@ -1,0 +1,17 @@
+use pi_tool::{pi_tool, ToolError};
+use serde::Deserialize;
+
+#[derive(Deserialize, pi_tool::JsonSchema)]
+#[schemars(crate = "pi_tool::schemars")]
+pub struct Params {
+    pub city: String,
+}
+
+/// Return the weather for a city.
+#[pi_tool]
+pub async fn get_weather(params: Params, ctx: &pi_tool::ExtensionContext) -> Result<String, ToolError> {
+    let _ = ctx;
+    Ok(params.city)
+}
+
+fn main() {}

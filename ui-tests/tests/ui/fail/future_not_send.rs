@@ -1,0 +1,18 @@
+use pi_tool::{pi_tool, ToolError};
+use serde::Deserialize;
+
+#[derive(Deserialize, pi_tool::JsonSchema)]
+#[schemars(crate = "pi_tool::schemars")]
+pub struct Params {
+    pub city: String,
+}
+
+/// Return the weather for a city.
+#[pi_tool]
+pub async fn get_weather(params: Params) -> Result<String, ToolError> {
+    let shared = std::rc::Rc::new(params.city);
+    tokio::task::yield_now().await;
+    Ok(shared.to_string())
+}
+
+fn main() {}

@@ -1,0 +1,17 @@
+use pi_tool::pi_tool;
+use serde::Deserialize;
+
+#[derive(Deserialize, pi_tool::JsonSchema)]
+#[schemars(crate = "pi_tool::schemars")]
+pub struct Params {
+    pub city: String,
+}
+
+/// Return the weather for a city.
+#[pi_tool]
+pub async fn get_weather(params: Params) -> Result<String, NotAnError> {
+    Ok(params.city)
+}
+pub struct NotAnError;
+
+fn main() {}

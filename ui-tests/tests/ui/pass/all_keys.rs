@@ -1,0 +1,35 @@
+//! Every key at once.
+use std::time::Duration;
+
+use pi_tool::{ToolError, ToolExecutionMode, ToolMetadata, pi_tool};
+
+#[pi_tool(
+    name = "lookup-user",
+    label = "Look up a user",
+    description = "Finds a user by id.",
+    execution_mode = "parallel",
+    prompt_snippet = "lookup-user: find a user by id",
+    prompt_guidelines = ["Use lookup-user before editing a user.", "Never guess ids."],
+    timeout = "1500ms",
+)]
+pub async fn find_user() -> Result<String, ToolError> {
+    Ok("ada".to_owned())
+}
+
+/// Waits.
+#[pi_tool(timeout = "2m")]
+pub async fn wait() -> Result<String, ToolError> {
+    Ok(String::new())
+}
+
+fn main() {
+    assert_eq!(FindUser::NAME, "lookup-user");
+    assert_eq!(FindUser::LABEL, "Look up a user");
+    assert_eq!(FindUser::DESCRIPTION, "Finds a user by id.");
+    assert_eq!(FindUser::EXECUTION_MODE, Some(ToolExecutionMode::Parallel));
+    assert_eq!(FindUser::PROMPT_SNIPPET, Some("lookup-user: find a user by id"));
+    assert_eq!(FindUser::PROMPT_GUIDELINES.len(), 2);
+    assert_eq!(FindUser::TIMEOUT, Some(Duration::from_millis(1500)));
+    assert_eq!(Wait::TIMEOUT, Some(Duration::from_secs(120)));
+    assert_eq!(Wait::LABEL, "Wait");
+}
