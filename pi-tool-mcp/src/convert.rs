@@ -24,8 +24,8 @@ pub const DETAILS_META_KEY: &str = "pi-tool/details";
 /// `_meta` key of a progress notification: the whole partial result (`content`, `details`).
 pub const PARTIAL_RESULT_META_KEY: &str = "pi-tool/partialResult";
 
-/// The MCP listing of one tool.
-pub(crate) fn mcp_tool(spec: &ToolSpec) -> Tool {
+/// The MCP listing of one tool, and the schema profile's report on it.
+pub(crate) fn mcp_tool(spec: &ToolSpec) -> (Tool, Vec<String>) {
     let mut meta = JsonObject::new();
     if let Some(snippet) = &spec.prompt_snippet {
         meta.insert(
@@ -45,16 +45,13 @@ pub(crate) fn mcp_tool(spec: &ToolSpec) -> Tool {
             Value::String(mode.as_str().to_owned()),
         );
     }
-    let tool = Tool::new(
-        spec.name.clone(),
-        spec.description.clone(),
-        mcp_input_schema(spec),
-    )
-    .with_title(spec.label.clone());
+    let (schema, report) = mcp_input_schema(spec);
+    let tool = Tool::new(spec.name.clone(), spec.description.clone(), schema)
+        .with_title(spec.label.clone());
     if meta.is_empty() {
-        tool
+        (tool, report)
     } else {
-        tool.with_meta(MetaObject(meta))
+        (tool.with_meta(MetaObject(meta)), report)
     }
 }
 
@@ -125,14 +122,17 @@ mod tests {
         spec.label = "Get weather".to_owned();
         spec.prompt_snippet = Some("Look up weather".to_owned());
         spec.execution_mode = Some(ToolExecutionMode::Parallel);
-        let listed = serde_json::to_value(mcp_tool(&spec)).unwrap();
+        let (tool, report) = mcp_tool(&spec);
+        assert!(report.is_empty(), "{report:?}");
+        let listed = serde_json::to_value(tool).unwrap();
         assert_eq!(
             listed,
             json!({
                 "name": "get_weather",
                 "title": "Get weather",
                 "description": "Weather.",
-                "inputSchema": {"type": "object", "properties": {}},
+                // The `mcp` profile's form of a tool without parameters.
+                "inputSchema": {"type": "object", "additionalProperties": false},
                 "_meta": {
                     "pi-tool/promptSnippet": "Look up weather",
                     "pi-tool/executionMode": "parallel"

@@ -31,6 +31,7 @@ type CallEndHook = Arc<dyn Fn(&CallEnd) + Send + Sync>;
 pub struct PackServer {
     tools: Arc<[Arc<dyn AgentTool>]>,
     listed: Arc<[Tool]>,
+    schema_report: Arc<[String]>,
     server_info: Implementation,
     instructions: Option<String>,
     on_call_end: Option<CallEndHook>,
@@ -62,10 +63,12 @@ impl PackServer {
         F: Fn() -> ExtensionContext + Clone + Send + Sync + 'static,
     {
         let tools: Arc<[Arc<dyn AgentTool>]> = pack.agent_tools(ctx_factory).into();
-        let listed = tools.iter().map(|tool| mcp_tool(tool.spec())).collect();
+        let (listed, reports): (Vec<Tool>, Vec<Vec<String>>) =
+            tools.iter().map(|tool| mcp_tool(tool.spec())).unzip();
         PackServer {
             tools,
-            listed,
+            listed: listed.into(),
+            schema_report: reports.concat().into(),
             server_info: Implementation::new("pi-tool-mcp", env!("CARGO_PKG_VERSION")),
             instructions: None,
             on_call_end: None,
@@ -97,6 +100,13 @@ impl PackServer {
     /// The tools as `tools/list` gives them, in pack order.
     pub fn listed_tools(&self) -> &[Tool] {
         &self.listed
+    }
+
+    /// What the `mcp` schema profile reported while listing the tools, one line each
+    /// (`tool "x": error: …` means hosts that check schemas will reject that tool;
+    /// warnings name what the listed schema approximates). Empty for portable tools.
+    pub fn schema_report(&self) -> &[String] {
+        &self.schema_report
     }
 
     /// Serves on standard input and output until the client closes the connection.

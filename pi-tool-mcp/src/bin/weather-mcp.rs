@@ -1,4 +1,5 @@
-//! `weather-mcp`: the seed guide's weather pack (`get_weather`) served over MCP on stdio.
+//! `weather-mcp`: the seed guide's weather pack served over MCP on stdio: the
+//! `#[pi_tool]` tool `weather_example::GetWeather`, unchanged.
 //!
 //! Run from the repository root with `cargo run -q --release --bin weather-mcp` (the
 //! root workspace's launcher execs this binary; see `pi-tool-mcp/Cargo.toml`), or from
@@ -14,7 +15,8 @@
 //! `weather-mcp: serving MCP over streamable HTTP at http://127.0.0.1:8080/mcp`.
 //!
 //! `WEATHER_MCP_LOOKUP_DELAY_MS` replaces the seed's 200 ms lookup delay (tests use a
-//! long one to cancel a call mid-lookup without racing the clock).
+//! long one to cancel a call mid-lookup without racing the clock); the tool is then
+//! the same body with the same metadata and schema, and another delay.
 
 use std::time::Duration;
 
@@ -23,27 +25,28 @@ use pi_tool::{
     ToolMetadata, ToolOwner, ToolPack, TypedTool,
 };
 use pi_tool_mcp::{CallEnd, CallOutcome, PackServer};
-use weather_example::{LOOKUP_DELAY, WeatherDetails, WeatherParams, lookup_weather};
+use weather_example::{GetWeather, LOOKUP_DELAY, WeatherDetails, WeatherParams, lookup_weather};
 
-/// `get_weather` exactly as in the seed guide: name, label, description, prompt snippet,
-/// parallel execution, and the seed's body (`weather_example::get_weather`).
-// Hand-written until `#[pi_tool]` lands; then this becomes the macro on the seed's fn.
-struct GetWeather {
+/// The seed's `get_weather` with another lookup delay, for tests that cancel mid-lookup.
+/// Everything the client sees (name, label, description, schema, snippet, mode) is the
+/// `#[pi_tool]` tool's own: the constants are `GetWeather`'s.
+struct GetWeatherWithDelay {
     delay: Duration,
 }
 
-impl ToolMetadata for GetWeather {
-    type Params = WeatherParams;
-    type Details = WeatherDetails;
-    const NAME: &'static str = "get_weather";
-    const LABEL: &'static str = "Get weather";
-    const DESCRIPTION: &'static str = "Return the demo temperature for Paris or Tokyo. Use only for a weather or temperature question about one of those cities.";
-    const EXECUTION_MODE: Option<ToolExecutionMode> = Some(ToolExecutionMode::Parallel);
-    const PROMPT_SNIPPET: Option<&'static str> =
-        Some("Look up the demo temperature for Paris or Tokyo");
+impl ToolMetadata for GetWeatherWithDelay {
+    type Params = <GetWeather as ToolMetadata>::Params;
+    type Details = <GetWeather as ToolMetadata>::Details;
+    const NAME: &'static str = GetWeather::NAME;
+    const LABEL: &'static str = GetWeather::LABEL;
+    const DESCRIPTION: &'static str = GetWeather::DESCRIPTION;
+    const EXECUTION_MODE: Option<ToolExecutionMode> = GetWeather::EXECUTION_MODE;
+    const TIMEOUT: Option<Duration> = GetWeather::TIMEOUT;
+    const PROMPT_SNIPPET: Option<&'static str> = GetWeather::PROMPT_SNIPPET;
+    const PROMPT_GUIDELINES: &'static [&'static str] = GetWeather::PROMPT_GUIDELINES;
 }
 
-impl TypedTool for GetWeather {
+impl TypedTool for GetWeatherWithDelay {
     async fn execute(
         &self,
         _tool_call_id: &str,
@@ -55,13 +58,25 @@ impl TypedTool for GetWeather {
     }
 }
 
-fn lookup_delay() -> Result<Duration, String> {
+/// The weather pack: the seed's `get_weather`, or the same tool with the delay asked for.
+fn weather_pack(delay: Option<Duration>) -> Result<ToolPack, String> {
+    let owner = ToolOwner::new("weather-example");
+    let mut pack = ToolPack::new();
+    let pushed = match delay {
+        None => pack.push(owner, GetWeather),
+        Some(delay) => pack.push(owner, GetWeatherWithDelay { delay }),
+    };
+    pushed.map_err(|error| error.to_string())?;
+    Ok(pack)
+}
+
+fn lookup_delay() -> Result<Option<Duration>, String> {
     match std::env::var("WEATHER_MCP_LOOKUP_DELAY_MS") {
-        Err(_) => Ok(LOOKUP_DELAY),
+        Err(_) => Ok(None),
         Ok(ms) => ms
             .trim()
             .parse::<u64>()
-            .map(Duration::from_millis)
+            .map(|ms| Some(Duration::from_millis(ms)).filter(|d| *d != LOOKUP_DELAY))
             .map_err(|_| {
                 format!("WEATHER_MCP_LOOKUP_DELAY_MS must be whole milliseconds, got {ms:?}")
             }),
@@ -119,14 +134,19 @@ async fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    let mut pack = ToolPack::new();
-    if let Err(error) = pack.push(ToolOwner::new("weather-example"), GetWeather { delay }) {
-        eprintln!("weather-mcp: {error}");
-        return std::process::ExitCode::FAILURE;
-    }
+    let pack = match weather_pack(delay) {
+        Ok(pack) => pack,
+        Err(error) => {
+            eprintln!("weather-mcp: {error}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
     let server = PackServer::new(pack)
         .with_server_info("weather-mcp", env!("CARGO_PKG_VERSION"))
         .on_call_end(log_call_end);
+    for line in server.schema_report() {
+        eprintln!("weather-mcp: {line}");
+    }
     match serve(server, http).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {
