@@ -4,6 +4,18 @@
 //! (`tui`, `rpc`, `json`, `print`), whether a user interface is attached, and a UI handle
 //! to ask the user. As in Pi, [`wrap_tool_definition`](crate::wrap_tool_definition) builds
 //! a fresh context for every execute call; do not keep one beyond the call.
+//!
+//! A context made by an [`AgentSession`](crate::session::AgentSession) is also a live
+//! view of its session: [`is_idle`](ExtensionContext::is_idle),
+//! [`model`](ExtensionContext::model), [`system_prompt`](ExtensionContext::system_prompt),
+//! [`live_signal`](ExtensionContext::live_signal) and [`abort`](ExtensionContext::abort)
+//! read the session at the moment they are called (Pi's lazy getters). Once the session
+//! is disposed (or dropped) every live getter returns [`ContextError::Stale`], and
+//! [`ui`](ExtensionContext::ui) declines every question, so a context kept past its
+//! session can never reach a user interface or a run that no longer exists.
+//! A context built with [`ExtensionContext::builder`] (tests, tools outside sessions)
+//! belongs to no session: it is never stale, and its live getters report what the
+//! builder was given.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -14,6 +26,45 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use crate::abort::AbortSignal;
+use crate::agent::Model;
+
+/// Pi's text for a context used after its session was disposed or replaced.
+pub const STALE_CONTEXT_MESSAGE: &str = "This extension ctx is stale after session replacement or reload. \
+Use the ctx passed to the current tool call or handler instead of one kept from an earlier session.";
+
+/// Why a live context getter failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ContextError {
+    /// The session this context belongs to was disposed (or dropped).
+    Stale,
+}
+
+impl fmt::Display for ContextError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ContextError::Stale => f.write_str(STALE_CONTEXT_MESSAGE),
+        }
+    }
+}
+
+impl std::error::Error for ContextError {}
+
+/// The live session behind a session-made context (implemented by the session).
+pub(crate) trait SessionLink: Send + Sync + 'static {
+    /// `false` once the session is disposed or gone.
+    fn is_live(&self) -> bool;
+    /// Whether no run is active.
+    fn is_idle(&self) -> bool;
+    /// The session's current model.
+    fn model(&self) -> Model;
+    /// The session's current system prompt.
+    fn system_prompt(&self) -> String;
+    /// The active run's signal.
+    fn signal(&self) -> Option<AbortSignal>;
+    /// Aborts the active run.
+    fn abort(&self);
+}
 
 /// The host mode a session runs in (Pi's `ctx.mode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -115,6 +166,9 @@ struct Inner {
     mode: Mode,
     ui: Option<Arc<dyn ExtensionUi>>,
     signal: Option<AbortSignal>,
+    model: Option<Model>,
+    system_prompt: Option<String>,
+    link: Option<Arc<dyn SessionLink>>,
 }
 
 /// What a context-aware tool knows about its session (Pi's `ExtensionContext`).
@@ -141,6 +195,9 @@ impl ExtensionContext {
             mode: Mode::Print,
             ui: None,
             signal: None,
+            model: None,
+            system_prompt: None,
+            link: None,
         }
     }
 
@@ -165,17 +222,86 @@ impl ExtensionContext {
         self.inner.ui.is_some()
     }
 
-    /// The UI handle; without a UI it declines every question (Pi's no-op UI).
+    /// The UI handle; without a UI it declines every question (Pi's no-op UI). A stale
+    /// context (its session was disposed) also declines every question.
     pub fn ui(&self) -> &dyn ExtensionUi {
         match &self.inner.ui {
-            Some(ui) => ui.as_ref(),
-            None => &NoUi,
+            Some(ui) if self.is_live() => ui.as_ref(),
+            _ => &NoUi,
         }
     }
 
-    /// The abort signal of the current run, if one is running (Pi's `ctx.signal`).
+    /// The abort signal of the run this context was made in, if one was running. For the
+    /// signal of whatever run is active now, see [`live_signal`](Self::live_signal).
     pub fn signal(&self) -> Option<&AbortSignal> {
         self.inner.signal.as_ref()
+    }
+
+    /// `false` once the session this context belongs to was disposed. Contexts built
+    /// with [`ExtensionContext::builder`] are always live.
+    pub fn is_live(&self) -> bool {
+        self.inner.link.as_ref().is_none_or(|link| link.is_live())
+    }
+
+    /// `Ok` while the context is live; [`ContextError::Stale`] after its session was
+    /// disposed.
+    pub fn ensure_live(&self) -> Result<(), ContextError> {
+        if self.is_live() {
+            Ok(())
+        } else {
+            Err(ContextError::Stale)
+        }
+    }
+
+    fn live(&self) -> Result<Option<&dyn SessionLink>, ContextError> {
+        match &self.inner.link {
+            None => Ok(None),
+            Some(link) if link.is_live() => Ok(Some(link.as_ref())),
+            Some(_) => Err(ContextError::Stale),
+        }
+    }
+
+    /// Whether no run is active now (Pi's `ctx.isIdle()`). Outside a session: whether
+    /// the builder was given no signal.
+    pub fn is_idle(&self) -> Result<bool, ContextError> {
+        Ok(match self.live()? {
+            Some(link) => link.is_idle(),
+            None => self.inner.signal.is_none(),
+        })
+    }
+
+    /// The signal of the run active now (Pi's live `ctx.signal`): `None` when idle.
+    pub fn live_signal(&self) -> Result<Option<AbortSignal>, ContextError> {
+        Ok(match self.live()? {
+            Some(link) => link.signal(),
+            None => self.inner.signal.clone(),
+        })
+    }
+
+    /// The session's current model (Pi's `ctx.model`); outside a session, the builder's.
+    pub fn model(&self) -> Result<Option<Model>, ContextError> {
+        Ok(match self.live()? {
+            Some(link) => Some(link.model()),
+            None => self.inner.model.clone(),
+        })
+    }
+
+    /// The session's current system prompt (Pi's `ctx.getSystemPrompt()`); outside a
+    /// session, the builder's.
+    pub fn system_prompt(&self) -> Result<Option<String>, ContextError> {
+        Ok(match self.live()? {
+            Some(link) => Some(link.system_prompt()),
+            None => self.inner.system_prompt.clone(),
+        })
+    }
+
+    /// Aborts the session's active run (Pi's `ctx.abort()`). Outside a session this does
+    /// nothing: the builder's signal belongs to whoever made it.
+    pub fn abort(&self) -> Result<(), ContextError> {
+        if let Some(link) = self.live()? {
+            link.abort();
+        }
+        Ok(())
     }
 }
 
@@ -185,9 +311,32 @@ pub struct ExtensionContextBuilder {
     mode: Mode,
     ui: Option<Arc<dyn ExtensionUi>>,
     signal: Option<AbortSignal>,
+    model: Option<Model>,
+    system_prompt: Option<String>,
+    link: Option<Arc<dyn SessionLink>>,
 }
 
 impl ExtensionContextBuilder {
+    /// Sets the model [`ExtensionContext::model`] reports.
+    #[must_use]
+    pub fn model(mut self, model: Model) -> Self {
+        self.model = Some(model);
+        self
+    }
+
+    /// Sets the prompt [`ExtensionContext::system_prompt`] reports.
+    #[must_use]
+    pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.system_prompt = Some(prompt.into());
+        self
+    }
+
+    /// Makes the context a live view of a session.
+    pub(crate) fn link(mut self, link: Arc<dyn SessionLink>) -> Self {
+        self.link = Some(link);
+        self
+    }
+
     /// Sets the host mode.
     #[must_use]
     pub fn mode(mut self, mode: Mode) -> Self {
@@ -217,6 +366,9 @@ impl ExtensionContextBuilder {
                 mode: self.mode,
                 ui: self.ui,
                 signal: self.signal,
+                model: self.model,
+                system_prompt: self.system_prompt,
+                link: self.link,
             }),
         }
     }

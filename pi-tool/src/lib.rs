@@ -2,6 +2,7 @@
 #![warn(missing_docs)]
 
 mod abort;
+pub mod agent;
 mod content;
 mod context;
 mod error;
@@ -12,13 +13,15 @@ pub mod profiles;
 mod result;
 pub mod safety;
 pub mod schema;
+pub mod session;
 mod tool;
 mod update;
 
 pub use abort::{AbortController, AbortSignal};
 pub use content::Content;
 pub use context::{
-    ExtensionContext, ExtensionContextBuilder, ExtensionUi, Mode, NoUi, NotifyLevel,
+    ContextError, ExtensionContext, ExtensionContextBuilder, ExtensionUi, Mode, NoUi, NotifyLevel,
+    STALE_CONTEXT_MESSAGE,
 };
 pub use error::{ABORTED_MESSAGE, ToolError, ToolErrorKind};
 pub use mode::ToolExecutionMode;

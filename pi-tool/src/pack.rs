@@ -441,14 +441,39 @@ pub const fn find_duplicate_name(names: &[&str]) -> DuplicateMessage {
 ///
 /// Each item is a unit tool struct (`GetWeather`), or `Type = value` for a tool with state:
 ///
-/// ```ignore
-/// let pack: ToolPack = tool_pack![GetWeather, Forecast = Forecast::new(client)];
+/// ```
+/// use pi_tool::{NoParams, ToolError, ToolPack, pi_tool, tool_pack};
+///
+/// /// Say hello.
+/// #[pi_tool(name = "hello")]
+/// async fn hello(_params: NoParams) -> Result<String, ToolError> {
+///     Ok("hello".to_owned())
+/// }
+///
+/// /// Say goodbye.
+/// #[pi_tool(name = "goodbye")]
+/// async fn goodbye(_params: NoParams) -> Result<String, ToolError> {
+///     Ok("goodbye".to_owned())
+/// }
+///
+/// let pack: ToolPack = tool_pack![Hello, Goodbye = Goodbye];
+/// assert_eq!(pack.names().collect::<Vec<_>>(), ["hello", "goodbye"]);
 /// ```
 ///
 /// Two tools with one name do not compile:
 ///
-/// ```text
-/// error[E0080]: evaluation panicked: tool_pack!: two tools are named "get_weather"; ...
+/// ```compile_fail,E0080
+/// use pi_tool::{NoParams, ToolError, pi_tool, tool_pack};
+///
+/// /// One.
+/// #[pi_tool(name = "same")]
+/// async fn one(_params: NoParams) -> Result<String, ToolError> { Ok(String::new()) }
+///
+/// /// Two.
+/// #[pi_tool(name = "same")]
+/// async fn two(_params: NoParams) -> Result<String, ToolError> { Ok(String::new()) }
+///
+/// let pack = tool_pack![One, Two]; // error: tool_pack!: two tools are named "same"; ...
 /// ```
 #[macro_export]
 macro_rules! tool_pack {

@@ -123,7 +123,7 @@ pub trait AgentTool: Send + Sync + 'static {
     /// Pi's validation error text.
     fn check_arguments(&self, arguments: Value) -> Result<Value, ToolError> {
         let prepared = self.prepare_arguments(arguments)?;
-        self.spec().parameters.validate(self.name(), &prepared)
+        self.spec().parameters.validate_owned(self.name(), prepared)
     }
 }
 
@@ -219,20 +219,48 @@ impl<T: TypedTool> TypedToolDefinition for T {
 }
 
 /// Deserialises validated arguments into a params type; a failure reads like Pi's
-/// validation errors (path, message, received arguments).
+/// validation errors, with the path of the field serde rejected (`  - limit: invalid value:
+/// integer 5000000000, expected u32`) and the arguments it was given.
+///
+/// The schema cannot say everything the type says (a `u32`'s range, a custom
+/// `Deserialize`), so serde can still refuse arguments the schema accepted.
 pub fn deserialize_params<P: DeserializeOwned>(
     tool_name: &str,
     params: Value,
 ) -> Result<P, ToolError> {
-    match P::deserialize(&params) {
+    // The plain deserialiser first: tracking the path costs on every call, and is only
+    // needed to explain a failure.
+    if let Ok(p) = P::deserialize(&params) {
+        return Ok(p);
+    }
+    match serde_path_to_error::deserialize::<_, P>(&params) {
         Ok(p) => Ok(p),
-        Err(error) => Err(ToolError::with_kind(
-            ToolErrorKind::InvalidArguments,
-            format!(
-                "Validation failed for tool \"{tool_name}\":\n  - root: {error}\n\nReceived arguments:\n{}",
-                serde_json::to_string_pretty(&params).unwrap_or_default()
-            ),
-        )),
+        Err(error) => {
+            let line = format!("  - {}: {}", serde_path(error.path()), error.inner());
+            Err(ToolError::with_kind(
+                ToolErrorKind::InvalidArguments,
+                crate::schema::failure_text(tool_name, &[line], &params),
+            ))
+        }
+    }
+}
+
+/// A serde path in Pi's notation: `a.0.b`, `root` when empty.
+fn serde_path(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let parts: Vec<String> = path
+        .iter()
+        .map(|segment| match segment {
+            Segment::Seq { index } => index.to_string(),
+            Segment::Map { key } => key.clone(),
+            Segment::Enum { variant } => variant.clone(),
+            Segment::Unknown => "?".to_owned(),
+        })
+        .collect();
+    if parts.is_empty() {
+        "root".to_owned()
+    } else {
+        parts.join(".")
     }
 }
 

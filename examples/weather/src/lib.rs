@@ -5,7 +5,12 @@
 //! any other city.
 //!
 //! [`get_weather`] is the tool body as the seed writes it; `#[pi_tool]` turns it into
-//! [`GetWeather`], a typed tool whose schema comes from [`WeatherParams`].
+//! [`GetWeather`], a typed tool whose schema comes from [`WeatherParams`], ready for an
+//! `Agent` (`into_agent_tool`) or a session (`custom_tool`). [`gate`] is the seed's
+//! permission gate: an extension that registers `get_weather` and asks the user before
+//! every call.
+
+pub mod gate;
 
 use std::time::Duration;
 

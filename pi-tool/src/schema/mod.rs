@@ -1,36 +1,114 @@
-//! Parameter schemas: generated once per tool, normalised, and enforced on every call.
+//! Parameter schemas: compiled once per tool, enforced on every call exactly as Pi does.
 //!
-//! A [`ToolSchema`] holds the JSON Schema the model sees and the compiled validator that
-//! checks the model's arguments against exactly that schema. Typed tools get theirs from
-//! schemars ([`ToolSchema::for_type`], cached per type); tools defined at run time give a
-//! plain JSON Schema ([`ToolSchema::from_json`]).
+//! A [`ToolSchema`] holds the JSON Schema the model sees and a validator compiled from it.
+//! Typed tools get theirs from schemars ([`ToolSchema::for_type`], cached per type); tools
+//! defined at run time give a plain JSON Schema ([`ToolSchema::from_json`]).
 //!
 //! Generated schemas are normalised once ([`normalize`], N0–N6) so that the schema the
 //! model sees, the one arguments are validated against, and the provider wire schemas
 //! ([`crate::profiles`]) all derive from the same canonical object schema.
 //!
-//! NOTE: minimal validator; Pi's coercion and Pi's error texts follow.
+//! # The argument pipeline
+//!
+//! [`ToolSchema::validate`] runs Pi 0.85.0's `validateToolArguments` for plain JSON schemas
+//! (Pi's Rust-relevant regime: schemars output carries no TypeBox metadata, so TypeBox's own
+//! `Value.Convert` never runs), step by step:
+//!
+//! 1. **Copy** (`structuredClone`). Later steps rewrite the arguments; the caller's value —
+//!    the raw arguments other surfaces still show, and the text of the error — stays intact.
+//! 2. **Drop placeholder nulls** (`normalizeOptionalNulls`, module `nulls`): an optional property
+//!    sent as `null` is deleted, because strict provider modes make models send `null` for
+//!    "absent".
+//! 3. **Coerce** (`coerceWithJsonSchema`, module `coerce`): `"24"` for a number becomes 24, `1`
+//!    for a boolean becomes `true`, `42` for a string becomes `"42"`… Models get such details
+//!    wrong all the time, Pi repairs them, and a tool must behave the same under both.
+//! 4. **Validate** with TypeBox 1.3's semantics (the fast check allocates nothing on success).
+//! 5. On failure, **Pi's text** (TypeBox's messages and order, Pi's paths):
+//!
+//! ```text
+//! Validation failed for tool "get_weather":
+//!   - city: must not have more than 80 characters
+//!
+//! Received arguments:
+//! { …the arguments as given, JSON.stringify(args, null, 2)… }
+//! ```
+//!
+//! After a successful check, integral floats (`5.0`) become integers so that serde accepts
+//! them for integer fields (in JavaScript they are the same number).
+//!
+//! Steps 2 and 3 can only change a value the validator rejects, so arguments that already
+//! validate skip them (unless the schema has one of the few shapes where Pi reads more than
+//! the validator checks; `tests` compare both paths on every scenario schema). String
+//! lengths count as TypeBox 1.3 counts them: UTF-16 code units, except that a combining
+//! mark, variation selector, ZWJ sequence or flag pair counts as one character with what it
+//! joins, and an astral character (an emoji) counts once.
+//!
+//! # Why our own validator
+//!
+//! Pi's error texts are TypeBox's messages in TypeBox's order (every error, `required` before
+//! `additionalProperties` before each property, `anyOf` branch errors before the `anyOf`
+//! line, at most 8), and its coercion consults the validator on union branches; a generic
+//! validator reports different errors in a different order. The `jsonschema` crate would also
+//! bring a second `syn` major into the build. The compiled form (module `compile`) is a vector of
+//! typed nodes with pre-parsed keywords, compiled regexes and `$ref`s resolved to indices,
+//! built once per tool.
+//!
+//! # Limits and deliberate differences from Pi
+//!
+//! * Arguments nested deeper than [`MAX_ARGUMENT_DEPTH`] levels are rejected before any step
+//!   runs (Pi would overflow its stack); schema evaluation is capped the same way.
+//! * `$ref` supports local JSON pointers (`#`, `#/$defs/X`); a reference that does not resolve
+//!   makes the schema unusable ([`ToolSchema::error`]) instead of failing every call.
+//! * Union branches and property schemas are checked in the context of the whole schema;
+//!   Pi compiles them standalone, where their `$ref`s do not resolve.
+//! * `pattern` uses the `regex` crate: no look-around or back-references (the schema is then
+//!   unusable), and `\d`/`\w` are Unicode-aware.
+//! * JavaScript's `"key" in object` also sees inherited names (`toString`); we do not.
+//! * When coercion changes a non-object root value and the result still fails, Pi returns the
+//!   uncoerced value without validating it; we report the errors instead.
+//! * Formats `url`, `iri`, `iri-reference`, `idn-email`, `idn-hostname` and
+//!   `json-pointer-uri-fragment` are not checked (TypeBox checks them).
+
+mod check;
+mod coerce;
+mod compile;
+mod errors;
+mod format;
+mod js;
+pub(crate) mod keywords;
+mod normalize;
+mod nulls;
 
 use std::any::TypeId;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 
 use schemars::JsonSchema;
 use serde_json::{Value, json};
 
 use crate::error::{ToolError, ToolErrorKind};
-
-pub(crate) mod keywords;
-mod normalize;
+use compile::Compiled;
 
 pub(crate) use normalize::MAX_DEPTH;
 
 pub use normalize::{Normalized, SchemaError, normalize};
 
+/// How deeply arguments may nest (arrays and objects), as serde_json's parser allows.
+pub const MAX_ARGUMENT_DEPTH: usize = 128;
+
+static SCHEMA_BUILDS: AtomicUsize = AtomicUsize::new(0);
+
+/// How many schemas have been compiled in this process (for tests that prove caching).
+#[doc(hidden)]
+pub fn schema_builds() -> usize {
+    SCHEMA_BUILDS.load(Ordering::Relaxed)
+}
+
 /// A tool's parameter schema and its compiled validator, built once per tool.
 pub struct ToolSchema {
     json: Value,
-    validator: Result<(), String>,
+    compiled: Result<Compiled, String>,
     root_description: Option<String>,
     warnings: Vec<String>,
 }
@@ -39,21 +117,9 @@ impl std::fmt::Debug for ToolSchema {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ToolSchema")
             .field("json", &self.json)
+            .field("error", &self.error())
             .finish()
     }
-}
-
-/// The canonical schemars output for a params type, before normalisation: draft 2020-12
-/// with the workspace's `preserve_order` (declaration order of properties) and no
-/// `$schema` keyword. [`ToolSchema::for_type`] normalises it ([`normalize`]).
-pub fn generate<P: JsonSchema>() -> Value {
-    let schema = schemars::generate::SchemaSettings::draft2020_12()
-        .with(|s| s.meta_schema = None)
-        .into_generator()
-        .into_root_schema_for::<P>();
-    // Serialising (rather than `to_value`) applies schemars' keyword order at every level
-    // (`title, description, type, format, properties, …, $defs`).
-    serde_json::to_value(&schema).unwrap_or_else(|_| schema.to_value())
 }
 
 impl ToolSchema {
@@ -62,18 +128,23 @@ impl ToolSchema {
     /// tuple or unit struct, plain enum …) gives a schema whose [`Self::error`] says why;
     /// every call of such a tool fails with that text.
     pub fn for_type<P: JsonSchema + 'static>() -> Arc<ToolSchema> {
-        static CACHE: OnceLock<RwLock<HashMap<TypeId, Arc<ToolSchema>>>> = OnceLock::new();
+        type Cell = Arc<OnceLock<Arc<ToolSchema>>>;
+        static CACHE: OnceLock<RwLock<HashMap<TypeId, Cell>>> = OnceLock::new();
         let cache = CACHE.get_or_init(Default::default);
         let id = TypeId::of::<P>();
-        if let Some(hit) = cache.read().ok().and_then(|c| c.get(&id).cloned()) {
-            return hit;
-        }
-        let schema = ToolSchema::build::<P>();
-        let schema = Arc::new(schema);
-        if let Ok(mut c) = cache.write() {
-            c.entry(id).or_insert_with(|| schema.clone());
-        }
-        schema
+        let hit = cache.read().ok().and_then(|c| c.get(&id).cloned());
+        let cell = match hit {
+            Some(cell) => cell,
+            None => match cache.write() {
+                Ok(mut c) => c.entry(id).or_default().clone(),
+                // A poisoned cache (a panic while inserting): build without caching.
+                Err(_) => Cell::default(),
+            },
+        };
+        // Built outside the cache lock, once per type: threads asking for the same type at
+        // the same time wait for the one that builds it.
+        cell.get_or_init(|| Arc::new(ToolSchema::build::<P>()))
+            .clone()
     }
 
     /// Generates, normalises and compiles the schema of `P` (uncached): the one place
@@ -96,16 +167,13 @@ impl ToolSchema {
         }
     }
 
-    /// A schema given as plain JSON, used as is.
+    /// A schema given as plain JSON, used as is and compiled now.
     pub fn from_json(json: Value) -> ToolSchema {
-        let validator = if json.is_object() {
-            Ok(())
-        } else {
-            Err("the schema is not an object".to_owned())
-        };
+        SCHEMA_BUILDS.fetch_add(1, Ordering::Relaxed);
+        let compiled = compile::compile(&json);
         ToolSchema {
             json,
-            validator,
+            compiled,
             root_description: None,
             warnings: Vec::new(),
         }
@@ -114,7 +182,7 @@ impl ToolSchema {
     /// A schema that cannot be used: every call fails with `reason` (see [`Self::error`]).
     fn unusable(json: Value, reason: String) -> ToolSchema {
         let mut schema = ToolSchema::from_json(json);
-        schema.validator = Err(reason);
+        schema.compiled = Err(reason);
         schema
     }
 
@@ -137,28 +205,163 @@ impl ToolSchema {
 
     /// Why this schema cannot be used, if it cannot (calls then fail with this text).
     pub fn error(&self) -> Option<&str> {
-        self.validator.as_ref().err().map(String::as_str)
+        self.compiled.as_ref().err().map(String::as_str)
     }
 
-    /// Checks `args` for the tool `tool_name` and returns the value execute receives.
+    /// Checks `args` (the prepared arguments) for the tool `tool_name` and returns the value
+    /// execute receives: Pi's pipeline (copy, drop placeholder nulls, coerce, validate), or
+    /// Pi's validation error text.
+    ///
+    /// ```
+    /// use pi_tool::{ToolSchema, json};
+    ///
+    /// let schema = ToolSchema::from_json(json!({
+    ///     "type": "object",
+    ///     "properties": {
+    ///         "city": {"type": "string", "minLength": 1},
+    ///         "days": {"type": "integer"}
+    ///     },
+    ///     "required": ["city"],
+    ///     "additionalProperties": false
+    /// }));
+    /// // Pi's coercion: "3" for an integer becomes 3.
+    /// let args = schema.validate("forecast", &json!({"city": "Oslo", "days": "3"})).unwrap();
+    /// assert_eq!(args, json!({"city": "Oslo", "days": 3}));
+    ///
+    /// let error = schema.validate("forecast", &json!({"city": "", "hours": 2})).unwrap_err();
+    /// assert_eq!(
+    ///     error.message(),
+    ///     "Validation failed for tool \"forecast\":
+    ///   - root: must not have additional properties
+    ///   - city: must not have fewer than 1 characters
+    ///
+    /// Received arguments:
+    /// {
+    ///   \"city\": \"\",
+    ///   \"hours\": 2
+    /// }"
+    /// );
+    /// ```
     pub fn validate(&self, tool_name: &str, args: &Value) -> Result<Value, ToolError> {
-        self.validator.as_ref().map_err(|e| {
+        let compiled = self.usable(tool_name)?;
+        if let Some(error) = depth_error(tool_name, args) {
+            return Err(error);
+        }
+        // A value that validates as given is left unchanged by Pi's passes (see
+        // `compile::pi_is_transparent`): skip them.
+        if compiled.pi_transparent && check::accepts(compiled, 0, args) {
+            let mut value = args.clone();
+            integralize(&mut value);
+            return Ok(value);
+        }
+        self.validate_slow(compiled, tool_name, args)
+    }
+
+    /// [`validate`](Self::validate) for arguments the caller owns: when they are valid as
+    /// given (the common case) they are returned without a copy.
+    pub fn validate_owned(&self, tool_name: &str, mut args: Value) -> Result<Value, ToolError> {
+        let compiled = self.usable(tool_name)?;
+        if let Some(error) = depth_error(tool_name, &args) {
+            return Err(error);
+        }
+        if compiled.pi_transparent && check::accepts(compiled, 0, &args) {
+            integralize(&mut args);
+            return Ok(args);
+        }
+        self.validate_slow(compiled, tool_name, &args)
+    }
+
+    fn usable(&self, tool_name: &str) -> Result<&Compiled, ToolError> {
+        self.compiled.as_ref().map_err(|e| {
             ToolError::with_kind(
                 ToolErrorKind::InvalidArguments,
                 format!("Tool \"{tool_name}\" has an unusable parameters schema: {e}"),
             )
-        })?;
-        if args.is_object() {
-            return Ok(args.clone());
+        })
+    }
+
+    /// Pi's full pipeline, without the shortcut for values that already validate.
+    fn validate_slow(
+        &self,
+        compiled: &Compiled,
+        tool_name: &str,
+        args: &Value,
+    ) -> Result<Value, ToolError> {
+        let mut value = args.clone();
+        nulls::normalize(compiled, 0, &mut value, 0);
+        coerce::coerce(compiled, 0, &mut value, 0);
+        if check::accepts(compiled, 0, &value) {
+            integralize(&mut value);
+            return Ok(value);
         }
-        let lines = ["  - root: must be object".to_owned()];
+        let lines: Vec<String> = errors::collect(compiled, &value)
+            .iter()
+            .map(errors::Failure::pi_line)
+            .collect();
         Err(ToolError::with_kind(
             ToolErrorKind::InvalidArguments,
-            format!(
-                "Validation failed for tool \"{tool_name}\":\n{}\n\nReceived arguments:\n{}",
-                lines.join("\n"),
-                serde_json::to_string_pretty(args).unwrap_or_default()
-            ),
+            failure_text(tool_name, &lines, args),
         ))
     }
 }
+
+/// Pi's message: the error lines (or `Unknown validation error`) and the received arguments.
+pub(crate) fn failure_text(tool_name: &str, lines: &[String], args: &Value) -> String {
+    let body = if lines.is_empty() {
+        "Unknown validation error".to_owned()
+    } else {
+        lines.join("\n")
+    };
+    let received = if js::depth_exceeds(args, MAX_ARGUMENT_DEPTH) {
+        format!("(not shown: nested deeper than {MAX_ARGUMENT_DEPTH} levels)")
+    } else {
+        js::stringify_pretty(args)
+    };
+    format!(
+        "Validation failed for tool \"{tool_name}\":\n{body}\n\nReceived arguments:\n{received}"
+    )
+}
+
+/// The canonical schemars output for a params type, before normalisation: draft 2020-12
+/// with the workspace's `preserve_order` (declaration order of properties) and no
+/// `$schema` keyword. [`ToolSchema::for_type`] normalises it ([`normalize`]).
+pub fn generate<P: JsonSchema>() -> Value {
+    let schema = schemars::generate::SchemaSettings::draft2020_12()
+        .with(|s| s.meta_schema = None)
+        .into_generator()
+        .into_root_schema_for::<P>();
+    // Serialising (rather than `to_value`) applies schemars' keyword order at every level
+    // (`title, description, type, format, properties, …, $defs`).
+    serde_json::to_value(&schema).unwrap_or_else(|_| schema.to_value())
+}
+
+/// Integral floats become integers (`5.0` → `5`): one JavaScript number, but serde rejects a
+/// float for `u32`. Depth is bounded by [`MAX_ARGUMENT_DEPTH`] (checked before).
+/// Arguments nested deeper than the validator walks get an error before any step.
+fn depth_error(tool_name: &str, args: &Value) -> Option<ToolError> {
+    js::depth_exceeds(args, MAX_ARGUMENT_DEPTH).then(|| {
+        ToolError::with_kind(
+            ToolErrorKind::InvalidArguments,
+            format!(
+                "Validation failed for tool \"{tool_name}\":\n  - root: must not nest deeper than {MAX_ARGUMENT_DEPTH} levels\n\nReceived arguments:\n(not shown: nested deeper than {MAX_ARGUMENT_DEPTH} levels)"
+            ),
+        )
+    })
+}
+
+fn integralize(value: &mut Value) {
+    match value {
+        Value::Number(n) if n.is_f64() => {
+            let f = js::as_f64(n);
+            if f.trunc() == f {
+                *value = js::number_value(f);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(integralize),
+        Value::Object(map) => map.values_mut().for_each(integralize),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests;

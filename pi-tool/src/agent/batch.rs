@@ -1,0 +1,543 @@
+//! One tool batch: the tool calls of one assistant message (SEMANTICS.md §1.3–§1.7).
+//!
+//! * **Mode.** Sequential if the loop says so or if any call names a tool whose
+//!   execution mode is sequential; parallel otherwise.
+//! * **Prepare** (per call, in source order, after its `tool_execution_start`): lookup
+//!   (`Tool <name> not found`), `prepare_arguments`, schema validation, then
+//!   `before_tool_call` with its abort checks. A failure is an immediate error result
+//!   (its end is emitted at once); it never reaches `after_tool_call`.
+//! * **Execute.** Parallel: every prepared call is started in source order, each up to
+//!   its first suspension; ends come in completion order; the toolResult messages
+//!   follow in source order once all calls settled. Sequential: prepare, execute and
+//!   finalize each call before the next, and stop after a call if the run was aborted.
+//! * **Finalize.** `after_tool_call` merges its replacements into the result.
+//! * **Terminate.** The batch ends the run only if every finalized result has
+//!   `terminate: true`.
+//!
+//! Where pi-tool does better than Pi (docs/differences-from-pi.md): a panicking tool or
+//! hook becomes an error result, a per-tool timeout ends a stuck call, a parallel batch
+//! may be bounded by a concurrency limit, and calls Pi would leave without a result after
+//! an abort get an `Operation aborted` result instead of being orphaned.
+
+use std::any::Any;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::FutureExt;
+use serde_json::{Map, Value};
+
+use super::driver::{Driver, DriverEvent, YieldOnce};
+use super::event::AgentEvent;
+use super::hooks::{AfterToolCallContext, BLOCKED_MESSAGE, BeforeToolCallContext, merge_after};
+use super::message::{AssistantMessage, ToolCall, ToolResultMessage};
+use super::model::Context;
+use super::run::{AgentEventSink, LoopConfig};
+use crate::abort::AbortSignal;
+use crate::content::Content;
+use crate::error::{ABORTED_MESSAGE, ToolError, ToolErrorKind};
+use crate::mode::ToolExecutionMode;
+use crate::result::JsonToolResult;
+use crate::tool::AgentTool;
+
+/// The tool results of one batch and whether it ends the run.
+pub(crate) struct BatchOutcome {
+    pub(crate) messages: Vec<Arc<ToolResultMessage>>,
+    pub(crate) terminate: bool,
+}
+
+struct Finalized {
+    result: JsonToolResult,
+    is_error: bool,
+    /// Added by pi-tool for a call Pi would orphan; not part of Pi's terminate rule.
+    synthesized: bool,
+}
+
+enum Preparation {
+    Immediate(JsonToolResult),
+    Prepared {
+        tool: Arc<dyn AgentTool>,
+        args: Value,
+    },
+}
+
+struct Batch<'a> {
+    context: &'a Context,
+    assistant: &'a AssistantMessage,
+    config: &'a LoopConfig,
+    signal: &'a AbortSignal,
+}
+
+/// The error result the loop builds (Pi's `createErrorToolResult`): one text block,
+/// `details: {}`.
+fn error_result(message: impl Into<String>) -> JsonToolResult {
+    JsonToolResult {
+        content: vec![Content::text(message)],
+        details: Some(Value::Object(Map::new())),
+        usage: None,
+        terminate: None,
+        added_tool_names: None,
+    }
+}
+
+fn panic_text(panic: &(dyn Any + Send)) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic payload".to_owned()
+    }
+}
+
+fn format_duration(d: Duration) -> String {
+    if d.subsec_nanos() == 0 {
+        format!("{}s", d.as_secs())
+    } else {
+        format!("{}ms", d.as_millis())
+    }
+}
+
+/// Pi's `failToolCallsFromTruncatedMessage`: a `length` stop fails every call.
+pub(crate) async fn fail_truncated(
+    calls: &[&ToolCall],
+    sink: &mut dyn AgentEventSink,
+) -> BatchOutcome {
+    let mut messages = Vec::with_capacity(calls.len());
+    for call in calls {
+        emit_start(sink, call).await;
+        let result = error_result(format!(
+            "Tool call \"{}\" was not executed: the response hit the output token limit, so its arguments may be truncated. Re-issue the tool call with complete arguments.",
+            call.name
+        ));
+        messages.push(finish(sink, call, result, true).await);
+    }
+    BatchOutcome {
+        messages,
+        terminate: false,
+    }
+}
+
+async fn emit_start(sink: &mut dyn AgentEventSink, call: &ToolCall) {
+    sink.emit(AgentEvent::ToolExecutionStart {
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        args: call.arguments.clone(),
+    })
+    .await;
+}
+
+async fn emit_end(
+    sink: &mut dyn AgentEventSink,
+    call: &ToolCall,
+    result: &JsonToolResult,
+    is_error: bool,
+) {
+    sink.emit(AgentEvent::ToolExecutionEnd {
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        result: result.clone(),
+        is_error,
+    })
+    .await;
+}
+
+async fn emit_result_message(sink: &mut dyn AgentEventSink, message: &Arc<ToolResultMessage>) {
+    sink.emit(AgentEvent::MessageStart {
+        message: message.clone().into(),
+    })
+    .await;
+    sink.emit(AgentEvent::MessageEnd {
+        message: message.clone().into(),
+    })
+    .await;
+}
+
+/// End event, then the toolResult message (sequential order).
+async fn finish(
+    sink: &mut dyn AgentEventSink,
+    call: &ToolCall,
+    result: JsonToolResult,
+    is_error: bool,
+) -> Arc<ToolResultMessage> {
+    emit_end(sink, call, &result, is_error).await;
+    let message = Arc::new(ToolResultMessage::from_result(call, &result, is_error));
+    emit_result_message(sink, &message).await;
+    message
+}
+
+fn terminates(finalized: &[&Finalized]) -> bool {
+    !finalized.is_empty() && finalized.iter().all(|f| f.result.terminate == Some(true))
+}
+
+/// Runs the tool calls of `assistant` (Pi's `executeToolCalls`).
+pub(crate) async fn execute_tool_calls(
+    context: &Context,
+    assistant: &AssistantMessage,
+    config: &LoopConfig,
+    signal: &AbortSignal,
+    sink: &mut dyn AgentEventSink,
+) -> BatchOutcome {
+    let calls: Vec<&ToolCall> = assistant.tool_calls().collect();
+    let batch = Batch {
+        context,
+        assistant,
+        config,
+        signal,
+    };
+    let sequential = config.tool_execution == ToolExecutionMode::Sequential
+        || calls.iter().any(|call| {
+            context
+                .find_tool(&call.name)
+                .and_then(|tool| tool.spec().execution_mode)
+                == Some(ToolExecutionMode::Sequential)
+        });
+    if sequential {
+        batch.sequential(&calls, sink).await
+    } else {
+        batch.parallel(&calls, sink).await
+    }
+}
+
+impl<'a> Batch<'a> {
+    /// Pi's `prepareToolCall`.
+    async fn prepare(&self, call: &ToolCall) -> Preparation {
+        let Some(tool) = self.context.find_tool(&call.name) else {
+            return Preparation::Immediate(error_result(format!("Tool {} not found", call.name)));
+        };
+        let tool = tool.clone();
+        let attempt = AssertUnwindSafe(self.try_prepare(call, tool))
+            .catch_unwind()
+            .await;
+        match attempt {
+            Ok(Ok(preparation)) => preparation,
+            Ok(Err(error)) => Preparation::Immediate(error_result(error.message())),
+            Err(panic) => Preparation::Immediate(error_result(format!(
+                "Tool {} could not be prepared: {}",
+                call.name,
+                panic_text(&*panic)
+            ))),
+        }
+    }
+
+    async fn try_prepare(
+        &self,
+        call: &ToolCall,
+        tool: Arc<dyn AgentTool>,
+    ) -> Result<Preparation, ToolError> {
+        let prepared = tool.prepare_arguments(call.arguments.clone())?;
+        let mut args = tool.spec().parameters.validate(&call.name, &prepared)?;
+        if let Some(hook) = &self.config.before_tool_call {
+            let decision = hook
+                .before_tool_call(
+                    BeforeToolCallContext {
+                        assistant_message: self.assistant,
+                        tool_call: call,
+                        args: &mut args,
+                        context: self.context,
+                    },
+                    self.signal,
+                )
+                .await?;
+            if self.signal.is_aborted() {
+                return Ok(Preparation::Immediate(error_result(ABORTED_MESSAGE)));
+            }
+            if let Some(decision) = decision
+                && decision.block
+            {
+                let reason = decision
+                    .reason
+                    .filter(|r| !r.is_empty())
+                    .unwrap_or_else(|| BLOCKED_MESSAGE.to_owned());
+                let mut result = error_result(reason);
+                if decision.terminate == Some(true) {
+                    result.terminate = Some(true);
+                }
+                return Ok(Preparation::Immediate(result));
+            }
+        }
+        if self.signal.is_aborted() {
+            return Ok(Preparation::Immediate(error_result(ABORTED_MESSAGE)));
+        }
+        Ok(Preparation::Prepared { tool, args })
+    }
+
+    /// Execute and finalize one prepared call (Pi's `executePreparedToolCall` +
+    /// `finalizeExecutedToolCall`; with `check_abort`, the parallel thunk's abort check).
+    async fn run_call(
+        &self,
+        call: &ToolCall,
+        tool: Arc<dyn AgentTool>,
+        args: Value,
+        on_update: crate::update::OnUpdate<Option<Value>>,
+        check_abort: bool,
+    ) -> (JsonToolResult, bool) {
+        if check_abort && self.signal.is_aborted() {
+            return (error_result(ABORTED_MESSAGE), true);
+        }
+        let after_args = self.config.after_tool_call.is_some().then(|| args.clone());
+        let timeout = tool.spec().timeout.or(self.config.tool_timeout);
+        let execute =
+            AssertUnwindSafe(tool.execute(&call.id, args, self.signal.clone(), on_update.clone()))
+                .catch_unwind();
+        let outcome = match timeout {
+            Some(limit) => tokio::time::timeout(limit, execute)
+                .await
+                .map_err(|_| limit),
+            None => Ok(execute.await),
+        };
+        on_update.close();
+        YieldOnce::new().await;
+        let (result, is_error) = match outcome {
+            Ok(Ok(Ok(result))) => (result, false),
+            Ok(Ok(Err(error))) => (error_result(error.message()), true),
+            Ok(Err(panic)) => {
+                let error = ToolError::with_kind(
+                    ToolErrorKind::Panicked,
+                    format!("Tool {} panicked: {}", call.name, panic_text(&*panic)),
+                );
+                tracing::error!(tool = %call.name, tool_call_id = %call.id, "{error}");
+                (error_result(error.message()), true)
+            }
+            Err(limit) => {
+                let error = ToolError::with_kind(
+                    ToolErrorKind::Timeout,
+                    format!(
+                        "Tool {} timed out after {}",
+                        call.name,
+                        format_duration(limit)
+                    ),
+                );
+                tracing::warn!(tool = %call.name, tool_call_id = %call.id, "{error}");
+                (error_result(error.message()), true)
+            }
+        };
+        match (&self.config.after_tool_call, after_args) {
+            (Some(hook), Some(args)) => {
+                let ctx = AfterToolCallContext {
+                    assistant_message: self.assistant,
+                    tool_call: call,
+                    args: &args,
+                    result: &result,
+                    is_error,
+                    context: self.context,
+                };
+                let after = AssertUnwindSafe(hook.after_tool_call(ctx, self.signal))
+                    .catch_unwind()
+                    .await;
+                match after {
+                    Ok(Ok(Some(replacement))) => merge_after(result, is_error, replacement),
+                    Ok(Ok(None)) => (result, is_error),
+                    Ok(Err(error)) => (error_result(error.message()), true),
+                    Err(panic) => (
+                        error_result(format!("after_tool_call panicked: {}", panic_text(&*panic))),
+                        true,
+                    ),
+                }
+            }
+            _ => (result, is_error),
+        }
+    }
+
+    /// Drives the calls pushed into `driver` from slot `first` on, emitting their
+    /// updates and ends. `calls[slot]` is the call of each slot; `limit` bounds how many
+    /// run at once.
+    async fn drive(
+        &self,
+        driver: &mut Driver<'_, (JsonToolResult, bool)>,
+        first: usize,
+        calls: &[&ToolCall],
+        limit: usize,
+        sink: &mut dyn AgentEventSink,
+        mut on_done: impl FnMut(usize, JsonToolResult, bool),
+    ) {
+        let total = driver.len();
+        let limit = first.saturating_add(limit);
+        let mut started = first;
+        while started < total && started < limit {
+            driver.start(started);
+            started += 1;
+        }
+        while let Some(event) = driver.next().await {
+            match event {
+                DriverEvent::Update(slot, partial_result) => {
+                    let call = calls[slot];
+                    sink.emit(AgentEvent::ToolExecutionUpdate {
+                        tool_call_id: call.id.clone(),
+                        tool_name: call.name.clone(),
+                        args: call.arguments.clone(),
+                        partial_result,
+                    })
+                    .await;
+                }
+                DriverEvent::Done(slot, (result, is_error)) => {
+                    emit_end(sink, calls[slot], &result, is_error).await;
+                    on_done(slot, result, is_error);
+                    if started < total {
+                        driver.start(started);
+                        started += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Pi's `executeToolCallsSequential`, without orphans.
+    async fn sequential(&self, calls: &[&ToolCall], sink: &mut dyn AgentEventSink) -> BatchOutcome {
+        let mut finalized = Vec::with_capacity(calls.len());
+        let mut messages = Vec::with_capacity(calls.len());
+        // One driver for the whole batch: its queues are reused call after call.
+        let mut driver = Driver::new();
+        let mut slot_calls: Vec<&ToolCall> = Vec::with_capacity(calls.len());
+        for (index, call) in calls.iter().enumerate() {
+            emit_start(sink, call).await;
+            let (result, is_error) = match self.prepare(call).await {
+                Preparation::Immediate(result) => {
+                    emit_end(sink, call, &result, true).await;
+                    (result, true)
+                }
+                Preparation::Prepared { tool, args } => {
+                    let on_update = driver.on_update_for_next();
+                    let slot =
+                        driver.push(Box::pin(self.run_call(call, tool, args, on_update, false)));
+                    slot_calls.push(call);
+                    let mut outcome = None;
+                    self.drive(
+                        &mut driver,
+                        slot,
+                        &slot_calls,
+                        1,
+                        sink,
+                        |_, result, is_error| {
+                            outcome = Some((result, is_error));
+                        },
+                    )
+                    .await;
+                    // The driver returns only after the call finished.
+                    outcome.unwrap_or_else(|| (error_result(ABORTED_MESSAGE), true))
+                }
+            };
+            let message = Arc::new(ToolResultMessage::from_result(call, &result, is_error));
+            emit_result_message(sink, &message).await;
+            messages.push(message);
+            finalized.push(Finalized {
+                result,
+                is_error,
+                synthesized: false,
+            });
+            if self.signal.is_aborted() {
+                self.abort_rest(&calls[index + 1..], sink, &mut finalized, &mut messages)
+                    .await;
+                break;
+            }
+        }
+        let pi_finalized: Vec<&Finalized> = finalized.iter().filter(|f| !f.synthesized).collect();
+        BatchOutcome {
+            terminate: terminates(&pi_finalized),
+            messages,
+        }
+    }
+
+    /// pi-tool's fix for Pi's orphaned calls in a sequential batch: each remaining call
+    /// gets what an immediate `Operation aborted` result gets.
+    async fn abort_rest(
+        &self,
+        rest: &[&ToolCall],
+        sink: &mut dyn AgentEventSink,
+        finalized: &mut Vec<Finalized>,
+        messages: &mut Vec<Arc<ToolResultMessage>>,
+    ) {
+        for call in rest {
+            emit_start(sink, call).await;
+            let result = error_result(ABORTED_MESSAGE);
+            messages.push(finish(sink, call, result.clone(), true).await);
+            finalized.push(Finalized {
+                result,
+                is_error: true,
+                synthesized: true,
+            });
+        }
+    }
+
+    /// Pi's `executeToolCallsParallel`, without orphans, optionally bounded.
+    async fn parallel(&self, calls: &[&ToolCall], sink: &mut dyn AgentEventSink) -> BatchOutcome {
+        let mut finalized: Vec<Option<Finalized>> = Vec::with_capacity(calls.len());
+        finalized.resize_with(calls.len(), || None);
+        let mut driver = Driver::new();
+        let mut slot_calls: Vec<&ToolCall> = Vec::new();
+        let mut slot_index: Vec<usize> = Vec::new();
+        let mut stopped_after = None;
+        for (index, call) in calls.iter().enumerate() {
+            emit_start(sink, call).await;
+            match self.prepare(call).await {
+                Preparation::Immediate(result) => {
+                    emit_end(sink, call, &result, true).await;
+                    finalized[index] = Some(Finalized {
+                        result,
+                        is_error: true,
+                        synthesized: false,
+                    });
+                }
+                Preparation::Prepared { tool, args } => {
+                    let on_update = driver.on_update_for_next();
+                    driver.push(Box::pin(self.run_call(call, tool, args, on_update, true)));
+                    slot_calls.push(call);
+                    slot_index.push(index);
+                }
+            }
+            if self.signal.is_aborted() {
+                stopped_after = Some(index + 1);
+                break;
+            }
+        }
+        if let Some(first) = stopped_after {
+            // Pi drops the calls it has not prepared yet; pi-tool answers them.
+            for (offset, call) in calls[first..].iter().enumerate() {
+                emit_start(sink, call).await;
+                let result = error_result(ABORTED_MESSAGE);
+                emit_end(sink, call, &result, true).await;
+                finalized[first + offset] = Some(Finalized {
+                    result,
+                    is_error: true,
+                    synthesized: true,
+                });
+            }
+        }
+        let limit = self
+            .config
+            .max_concurrency
+            .map_or(usize::MAX, std::num::NonZeroUsize::get);
+        self.drive(
+            &mut driver,
+            0,
+            &slot_calls,
+            limit,
+            sink,
+            |slot, result, is_error| {
+                finalized[slot_index[slot]] = Some(Finalized {
+                    result,
+                    is_error,
+                    synthesized: false,
+                });
+            },
+        )
+        .await;
+        let mut messages = Vec::with_capacity(calls.len());
+        for (call, f) in calls.iter().zip(&finalized) {
+            if let Some(f) = f {
+                let message = Arc::new(ToolResultMessage::from_result(call, &f.result, f.is_error));
+                emit_result_message(sink, &message).await;
+                messages.push(message);
+            }
+        }
+        let pi_finalized: Vec<&Finalized> = finalized
+            .iter()
+            .flatten()
+            .filter(|f| !f.synthesized)
+            .collect();
+        BatchOutcome {
+            terminate: terminates(&pi_finalized),
+            messages,
+        }
+    }
+}

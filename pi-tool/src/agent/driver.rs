@@ -1,0 +1,214 @@
+//! A small executor for the calls of one tool batch, run inside the agent's own task.
+//!
+//! Pi runs a parallel batch as `Promise.all(calls.map(run))`: every call is started in
+//! source order and runs until its first suspension before the next one starts, and a
+//! call's progress updates are emitted the moment it reports them. To reproduce that
+//! order exactly (FORMAT.md §6.2) without spawning a task per call, the driver keeps the
+//! call futures itself, gives each its own waker, and polls one call at a time from a
+//! FIFO ready queue. After every poll the caller emits the updates that poll produced,
+//! then the call's end if it finished, before the next call is polled.
+//!
+//! Cost per call is O(1): one boxed future, one waker, queue pushes.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll, Wake, Waker};
+
+use futures::task::AtomicWaker;
+
+use crate::result::JsonToolResult;
+use crate::update::OnUpdate;
+
+type SlotFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+#[derive(Default)]
+struct Shared {
+    ready: Mutex<VecDeque<usize>>,
+    updates: Mutex<VecDeque<(usize, JsonToolResult)>>,
+    driver: AtomicWaker,
+    /// Set while the driver is running (it checks the queues before it suspends), so
+    /// a call that wakes itself does not reschedule the whole agent task.
+    running: AtomicBool,
+}
+
+impl Shared {
+    fn notify(&self) {
+        if !self.running.load(Ordering::SeqCst) {
+            self.driver.wake();
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // The queues hold plain data; a panic elsewhere cannot leave them inconsistent.
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+struct SlotWaker {
+    index: usize,
+    queued: AtomicBool,
+    shared: Arc<Shared>,
+}
+
+impl Wake for SlotWaker {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        if !self.queued.swap(true, Ordering::AcqRel) {
+            lock(&self.shared.ready).push_back(self.index);
+            self.shared.notify();
+        }
+    }
+}
+
+struct Slot<'a, T> {
+    future: Option<SlotFuture<'a, T>>,
+    flag: Arc<SlotWaker>,
+    waker: Waker,
+}
+
+/// What happened next in the batch.
+pub(crate) enum DriverEvent<T> {
+    /// Call `slot` reported progress.
+    Update(usize, JsonToolResult),
+    /// Call `slot` finished.
+    Done(usize, T),
+}
+
+pub(crate) struct Driver<'a, T> {
+    shared: Arc<Shared>,
+    slots: Vec<Slot<'a, T>>,
+    live: usize,
+    finished: Option<(usize, T)>,
+}
+
+impl<'a, T> Driver<'a, T> {
+    pub(crate) fn new() -> Self {
+        Driver {
+            shared: Arc::default(),
+            slots: Vec::new(),
+            live: 0,
+            finished: None,
+        }
+    }
+
+    /// The progress callback for the call in the next slot: updates are queued for the
+    /// caller (and wake it, wherever the tool calls from).
+    pub(crate) fn on_update_for_next(&self) -> OnUpdate<Option<serde_json::Value>> {
+        let index = self.slots.len();
+        let shared = self.shared.clone();
+        OnUpdate::new(move |update: JsonToolResult| {
+            lock(&shared.updates).push_back((index, update));
+            shared.notify();
+        })
+    }
+
+    /// Adds a call (not started yet); returns its slot.
+    pub(crate) fn push(&mut self, future: SlotFuture<'a, T>) -> usize {
+        let index = self.slots.len();
+        let flag = Arc::new(SlotWaker {
+            index,
+            queued: AtomicBool::new(false),
+            shared: self.shared.clone(),
+        });
+        let waker = Waker::from(flag.clone());
+        self.slots.push(Slot {
+            future: Some(future),
+            flag,
+            waker,
+        });
+        self.live += 1;
+        index
+    }
+
+    /// Number of slots.
+    pub(crate) fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Starts a call: it is polled after the calls started (or woken) before it.
+    pub(crate) fn start(&self, slot: usize) {
+        if let Some(s) = self.slots.get(slot) {
+            s.flag.wake_by_ref();
+        }
+    }
+
+    /// The next update or completion; `None` once every pushed call has finished.
+    pub(crate) async fn next(&mut self) -> Option<DriverEvent<T>> {
+        loop {
+            if let Some((slot, update)) = lock(&self.shared.updates).pop_front() {
+                return Some(DriverEvent::Update(slot, update));
+            }
+            if let Some((slot, output)) = self.finished.take() {
+                return Some(DriverEvent::Done(slot, output));
+            }
+            if self.live == 0 {
+                return None;
+            }
+            let shared = self.shared.clone();
+            let next = std::future::poll_fn(|cx| {
+                if let Some(slot) = lock(&shared.ready).pop_front() {
+                    return Poll::Ready(Some(slot));
+                }
+                // About to suspend: from here on, wakes must wake the agent task. The
+                // queues are checked again after registering, so no wake is lost.
+                shared.running.store(false, Ordering::SeqCst);
+                shared.driver.register(cx.waker());
+                if let Some(slot) = lock(&shared.ready).pop_front() {
+                    shared.running.store(true, Ordering::SeqCst);
+                    Poll::Ready(Some(slot))
+                } else if !lock(&shared.updates).is_empty() {
+                    shared.running.store(true, Ordering::SeqCst);
+                    Poll::Ready(None)
+                } else {
+                    Poll::Pending
+                }
+            })
+            .await;
+            shared.running.store(true, Ordering::SeqCst);
+            let Some(index) = next else { continue };
+            let Some(slot) = self.slots.get_mut(index) else {
+                continue;
+            };
+            slot.flag.queued.store(false, Ordering::Release);
+            let Some(future) = slot.future.as_mut() else {
+                continue;
+            };
+            let mut cx = Context::from_waker(&slot.waker);
+            if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+                slot.future = None;
+                self.live -= 1;
+                self.finished = Some((index, output));
+            }
+        }
+    }
+}
+
+/// Suspends once (and asks to be polled again right away): in Pi every call awaits its
+/// execute promise, so even a call that completes without waiting ends only after the
+/// calls started after it have run to their first suspension.
+pub(crate) struct YieldOnce(bool);
+
+impl YieldOnce {
+    pub(crate) fn new() -> Self {
+        YieldOnce(false)
+    }
+}
+
+impl Future for YieldOnce {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.0 {
+            Poll::Ready(())
+        } else {
+            self.0 = true;
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }
+    }
+}

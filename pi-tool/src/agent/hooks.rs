@@ -1,0 +1,210 @@
+//! Tool-call hooks: `before_tool_call`, `after_tool_call` and `prepare_next_turn`, with
+//! Pi's contexts and merge rules (SEMANTICS.md §1.4, §1.6).
+//!
+//! * [`BeforeToolCall`] runs after the arguments were prepared and validated, before
+//!   execute. It sees the raw call and the validated arguments, which it may change in
+//!   place (no re-validation). Returning `block: true` turns the call into an error
+//!   result (`reason`, or `Tool execution was blocked`); `terminate: true` is kept only
+//!   when blocking. A hook error becomes the call's error result.
+//! * [`AfterToolCall`] runs for every executed call (also when execute failed). Its
+//!   [`AfterToolCallResult`] replaces fields one by one (`content`, `details`, `usage`,
+//!   `terminate`, `is_error`); `None` keeps the field (so does a `null` details, as
+//!   Pi's `??` does). A hook error replaces the result with its error text.
+//! * [`PrepareNextTurn`] runs between turns and may swap the context (for example the
+//!   tools), the model or the thinking level.
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use super::message::{AssistantMessage, Message, ToolCall, ToolResultMessage};
+use super::model::{Context, Model, ThinkingLevel};
+use crate::abort::AbortSignal;
+use crate::content::Content;
+use crate::error::ToolError;
+use crate::result::JsonToolResult;
+
+/// The text of a blocked call without a reason.
+pub const BLOCKED_MESSAGE: &str = "Tool execution was blocked";
+
+/// What `before_tool_call` sees (Pi's `BeforeToolCallContext`).
+pub struct BeforeToolCallContext<'a> {
+    /// The assistant message that made the call.
+    pub assistant_message: &'a AssistantMessage,
+    /// The raw call (original arguments, before prepare and validation).
+    pub tool_call: &'a ToolCall,
+    /// The validated arguments execute will receive; changes reach execute unvalidated.
+    pub args: &'a mut Value,
+    /// The run's context.
+    pub context: &'a Context,
+}
+
+/// What `before_tool_call` may decide (Pi's `BeforeToolCallResult`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BeforeToolCallResult {
+    /// Do not execute; the call becomes an error result.
+    pub block: bool,
+    /// The error text of a blocked call (empty or `None`: `Tool execution was blocked`).
+    pub reason: Option<String>,
+    /// With `block`: the blocked result asks the loop to stop after this batch.
+    pub terminate: Option<bool>,
+}
+
+impl BeforeToolCallResult {
+    /// Blocks the call with this reason.
+    pub fn block(reason: impl Into<String>) -> Self {
+        BeforeToolCallResult {
+            block: true,
+            reason: Some(reason.into()),
+            terminate: None,
+        }
+    }
+}
+
+/// A hook run before each call's execution (Pi's `beforeToolCall`).
+#[async_trait]
+pub trait BeforeToolCall: Send + Sync + 'static {
+    /// Inspects (and may change or block) one call. `Ok(None)`: go ahead.
+    async fn before_tool_call(
+        &self,
+        ctx: BeforeToolCallContext<'_>,
+        signal: &AbortSignal,
+    ) -> Result<Option<BeforeToolCallResult>, ToolError>;
+}
+
+/// What `after_tool_call` sees (Pi's `AfterToolCallContext`).
+pub struct AfterToolCallContext<'a> {
+    /// The assistant message that made the call.
+    pub assistant_message: &'a AssistantMessage,
+    /// The raw call.
+    pub tool_call: &'a ToolCall,
+    /// The arguments execute received.
+    pub args: &'a Value,
+    /// What execute produced (or the error result if it failed).
+    pub result: &'a JsonToolResult,
+    /// Whether execute failed.
+    pub is_error: bool,
+    /// The run's context.
+    pub context: &'a Context,
+}
+
+/// Field-by-field replacements of an executed call's result (Pi's
+/// `AfterToolCallResult`). `None` keeps the field.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AfterToolCallResult {
+    /// New content.
+    pub content: Option<Vec<Content>>,
+    /// New details (`Some(Null)` keeps the old details, like Pi's `??`).
+    pub details: Option<Value>,
+    /// New usage (`Some(Null)` keeps the old usage).
+    pub usage: Option<Value>,
+    /// New terminate flag.
+    pub terminate: Option<bool>,
+    /// New error flag.
+    pub is_error: Option<bool>,
+}
+
+/// A hook run after each executed call (Pi's `afterToolCall`).
+#[async_trait]
+pub trait AfterToolCall: Send + Sync + 'static {
+    /// Inspects (and may rewrite) one executed call's result. `Ok(None)`: keep it.
+    async fn after_tool_call(
+        &self,
+        ctx: AfterToolCallContext<'_>,
+        signal: &AbortSignal,
+    ) -> Result<Option<AfterToolCallResult>, ToolError>;
+}
+
+/// Applies Pi's `finalizeExecutedToolCall` merge.
+pub(crate) fn merge_after(
+    mut result: JsonToolResult,
+    is_error: bool,
+    after: AfterToolCallResult,
+) -> (JsonToolResult, bool) {
+    if let Some(content) = after.content {
+        result.content = content;
+    }
+    if let Some(details) = after.details.filter(|v| !v.is_null()) {
+        result.details = Some(details);
+    }
+    if let Some(usage) = after.usage.filter(|v| !v.is_null()) {
+        result.usage = Some(usage);
+    }
+    if let Some(terminate) = after.terminate {
+        result.terminate = Some(terminate);
+    }
+    (result, after.is_error.unwrap_or(is_error))
+}
+
+/// The turn that just completed, handed to [`PrepareNextTurn`].
+pub struct CompletedTurn<'a> {
+    /// The turn's assistant message.
+    pub message: &'a AssistantMessage,
+    /// Its tool results.
+    pub tool_results: &'a [std::sync::Arc<ToolResultMessage>],
+    /// The context the next turn would use.
+    pub context: &'a Context,
+    /// The messages this run added so far.
+    pub new_messages: &'a [Message],
+}
+
+/// Replacements for the next turn (Pi's `prepareNextTurn` snapshot). `None` keeps.
+#[derive(Default)]
+pub struct NextTurn {
+    /// A new context (system prompt, transcript, tools).
+    pub context: Option<Context>,
+    /// A new model.
+    pub model: Option<Model>,
+    /// A new thinking level.
+    pub thinking_level: Option<ThinkingLevel>,
+}
+
+/// A hook run between turns, for hosts that change tools or models mid-run (Pi's
+/// `prepareNextTurn`).
+#[async_trait]
+pub trait PrepareNextTurn: Send + Sync + 'static {
+    /// Returns replacements for the next turn, or `None` to keep everything.
+    async fn prepare_next_turn(
+        &self,
+        turn: CompletedTurn<'_>,
+        signal: &AbortSignal,
+    ) -> Option<NextTurn>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn after_merge_replaces_field_by_field_and_null_keeps() {
+        let result = JsonToolResult::from_json(
+            json!({"content": [{"type": "text", "text": "a"}], "details": {"x": 1}}),
+        )
+        .unwrap();
+        let (merged, is_error) = merge_after(
+            result.clone(),
+            false,
+            AfterToolCallResult {
+                details: Some(Value::Null),
+                is_error: Some(true),
+                ..Default::default()
+            },
+        );
+        assert_eq!(merged, result);
+        assert!(is_error);
+        let (merged, is_error) = merge_after(
+            result,
+            true,
+            AfterToolCallResult {
+                content: Some(vec![Content::text("b")]),
+                terminate: Some(true),
+                ..Default::default()
+            },
+        );
+        assert_eq!(
+            merged.to_json(),
+            json!({"content": [{"type": "text", "text": "b"}], "details": {"x": 1}, "terminate": true})
+        );
+        assert!(is_error);
+    }
+}

@@ -1,0 +1,52 @@
+//! The agent runtime: Pi 0.85.0's agent loop, tool batches and hooks, in Rust.
+//!
+//! ```text
+//!  Agent (state, listeners, queues) ──► run_agent_loop ──► StreamFn (model)
+//!                                          │
+//!                                          └─► tool batch: prepare → execute → finalize
+//!                                               (AgentTool, before/after hooks)
+//! ```
+//!
+//! * [`message`]: the transcript ([`Message`]) in Pi's JSON shape.
+//! * [`StreamFn`]: the model boundary; [`FauxModel`] is a scripted model for tests.
+//! * [`run_agent_loop`]: the low-level loop; [`AgentEvent`]s go to an
+//!   [`AgentEventSink`].
+//! * [`Agent`]: the stateful wrapper with listeners, abort, steering and follow-ups.
+//!
+//! The semantics are Pi's, recorded in `conformance/` and checked byte for byte by the
+//! `pi-tool-conformance` runner, except where pi-tool deliberately does better
+//! (`docs/differences-from-pi.md`): no orphaned tool calls after an abort, listener
+//! failures and tool panics do not end the run, optional concurrency limit and timeouts.
+
+mod batch;
+mod driver;
+mod event;
+mod faux;
+mod hooks;
+pub mod message;
+mod model;
+mod run;
+mod stateful;
+
+pub use event::AgentEvent;
+pub use faux::{FauxModel, FauxRequest, FauxTurn, REQUEST_ABORTED};
+pub use hooks::{
+    AfterToolCall, AfterToolCallContext, AfterToolCallResult, BLOCKED_MESSAGE, BeforeToolCall,
+    BeforeToolCallContext, BeforeToolCallResult, CompletedTurn, NextTurn, PrepareNextTurn,
+};
+pub use message::{
+    AssistantContent, AssistantMessage, Cost, Message, StopReason, ToolCall, ToolResultMessage,
+    Usage, UserMessage,
+};
+pub use model::{
+    AssistantMessageEvent, AssistantMessageStream, Context, Model, StreamFn, StreamOptions,
+    ThinkingLevel,
+};
+pub use run::{
+    AgentEventSink, ContinueError, Emit, LoopConfig, MessageSource, run_agent_loop,
+    run_agent_loop_continue,
+};
+pub use stateful::{
+    AbortHandle, Agent, AgentError, AgentListener, AgentOptions, AgentState, ListenerId,
+    ListenerResult, QueueMode,
+};

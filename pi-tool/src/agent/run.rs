@@ -1,0 +1,398 @@
+//! The low-level agent loop (Pi's `runAgentLoop` / `runAgentLoopContinue`).
+//!
+//! One run: emit `agent_start` and `turn_start`, the prompt messages, then turns until
+//! the model stops calling tools. Each turn asks the model for one assistant message
+//! (streamed into `message_start` / `message_update` / `message_end`), runs its tool
+//! calls as one batch ([`super::batch`]), and emits `turn_end`. Dispatch looks at the
+//! tool-call blocks, not at the stop reason; an `error`/`aborted` message ends the run
+//! at once; a `length` stop fails every call of the message with Pi's truncation text.
+//! After a batch the model is called again unless every result asked to terminate —
+//! also after an abort (the model then sees the aborted signal).
+//!
+//! Steering messages are injected before the next model call; follow-up messages
+//! restart the loop when it would otherwise stop. [`LoopConfig::prepare_next_turn`]
+//! may swap the context, model or thinking level between turns.
+
+use std::num::NonZeroUsize;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use std::future::Future;
+use std::pin::Pin;
+
+use super::batch::{execute_tool_calls, fail_truncated};
+use super::event::AgentEvent;
+use super::hooks::{AfterToolCall, BeforeToolCall, CompletedTurn, PrepareNextTurn};
+use super::message::{AssistantMessage, Message, StopReason, ToolCall, ToolResultMessage};
+use super::model::{AssistantMessageEvent, Context, Model, StreamFn, StreamOptions, ThinkingLevel};
+use crate::abort::AbortSignal;
+use crate::mode::ToolExecutionMode;
+
+/// Where the loop sends its events (Pi's `emit`). The loop awaits every emit before it
+/// moves on.
+///
+/// A sink that handles an event synchronously returns [`Emit::Done`] (no allocation:
+/// the loop emits several events per tool call); one that must wait returns
+/// [`Emit::boxed`]. Any `FnMut(AgentEvent)` closure is a synchronous sink.
+pub trait AgentEventSink: Send {
+    /// Handles one event.
+    fn emit(&mut self, event: AgentEvent) -> Emit<'_>;
+}
+
+impl<F> AgentEventSink for F
+where
+    F: FnMut(AgentEvent) + Send,
+{
+    fn emit(&mut self, event: AgentEvent) -> Emit<'_> {
+        self(event);
+        Emit::Done
+    }
+}
+
+/// The completion of one [`AgentEventSink::emit`]: already done, or a future to await.
+pub enum Emit<'a> {
+    /// The event was handled synchronously.
+    Done,
+    /// The event is being handled; the loop awaits this future.
+    Pending(Pin<Box<dyn Future<Output = ()> + Send + 'a>>),
+}
+
+impl<'a> Emit<'a> {
+    /// Wraps the future of an asynchronous sink.
+    pub fn boxed(future: impl Future<Output = ()> + Send + 'a) -> Self {
+        Emit::Pending(Box::pin(future))
+    }
+}
+
+impl Future for Emit<'_> {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        match self.get_mut() {
+            Emit::Done => std::task::Poll::Ready(()),
+            Emit::Pending(future) => future.as_mut().poll(cx),
+        }
+    }
+}
+
+/// A source of queued messages (steering or follow-up), polled by the loop.
+pub type MessageSource = Arc<dyn Fn() -> Vec<Message> + Send + Sync>;
+
+/// The loop's configuration (Pi's `AgentLoopConfig`).
+#[derive(Clone)]
+pub struct LoopConfig {
+    /// The model descriptor handed to the stream function.
+    pub model: Model,
+    /// The reasoning level (`None`: thinking off).
+    pub reasoning: Option<ThinkingLevel>,
+    /// The batch mode (Pi's default: parallel).
+    pub tool_execution: ToolExecutionMode,
+    /// Runs before each call's execution.
+    pub before_tool_call: Option<Arc<dyn BeforeToolCall>>,
+    /// Runs after each executed call.
+    pub after_tool_call: Option<Arc<dyn AfterToolCall>>,
+    /// Runs between turns.
+    pub prepare_next_turn: Option<Arc<dyn PrepareNextTurn>>,
+    /// Messages injected before the next model call.
+    pub steering_messages: Option<MessageSource>,
+    /// Messages that restart the loop when it would stop.
+    pub follow_up_messages: Option<MessageSource>,
+    /// At most this many calls of a parallel batch run at once (`None`: unbounded, as Pi).
+    pub max_concurrency: Option<NonZeroUsize>,
+    /// Ends a call that runs longer, for tools without their own timeout.
+    pub tool_timeout: Option<Duration>,
+}
+
+impl LoopConfig {
+    /// A configuration for `model` with Pi's defaults: parallel, no hooks, no limits.
+    pub fn new(model: Model) -> Self {
+        LoopConfig {
+            model,
+            reasoning: None,
+            tool_execution: ToolExecutionMode::Parallel,
+            before_tool_call: None,
+            after_tool_call: None,
+            prepare_next_turn: None,
+            steering_messages: None,
+            follow_up_messages: None,
+            max_concurrency: None,
+            tool_timeout: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for LoopConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoopConfig")
+            .field("model", &self.model.id)
+            .field("tool_execution", &self.tool_execution)
+            .field("max_concurrency", &self.max_concurrency)
+            .field("tool_timeout", &self.tool_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Text of the error message when a stream ends without `done` or `error`.
+const NO_FINAL_MESSAGE: &str = "The model stream ended without a final message";
+
+/// Runs the loop with new prompt messages (Pi's `runAgentLoop`). Returns the messages
+/// this run added: the prompts, the assistant messages and the tool results.
+pub async fn run_agent_loop(
+    prompts: Vec<Message>,
+    mut context: Context,
+    config: &LoopConfig,
+    sink: &mut dyn AgentEventSink,
+    signal: &AbortSignal,
+    stream_fn: &dyn StreamFn,
+) -> Vec<Message> {
+    context.messages.extend(prompts.iter().cloned());
+    sink.emit(AgentEvent::AgentStart).await;
+    sink.emit(AgentEvent::TurnStart).await;
+    for prompt in &prompts {
+        sink.emit(AgentEvent::MessageStart {
+            message: prompt.clone(),
+        })
+        .await;
+        sink.emit(AgentEvent::MessageEnd {
+            message: prompt.clone(),
+        })
+        .await;
+    }
+    let mut new_messages = prompts;
+    run_loop(context, &mut new_messages, config, sink, signal, stream_fn).await;
+    new_messages
+}
+
+/// Continues from the current transcript without a new message (Pi's
+/// `runAgentLoopContinue`). The last message must not be an assistant message.
+pub async fn run_agent_loop_continue(
+    context: Context,
+    config: &LoopConfig,
+    sink: &mut dyn AgentEventSink,
+    signal: &AbortSignal,
+    stream_fn: &dyn StreamFn,
+) -> Result<Vec<Message>, ContinueError> {
+    match context.messages.last() {
+        None => return Err(ContinueError::NoMessages),
+        Some(Message::Assistant(_)) => return Err(ContinueError::LastIsAssistant),
+        Some(_) => {}
+    }
+    sink.emit(AgentEvent::AgentStart).await;
+    sink.emit(AgentEvent::TurnStart).await;
+    let mut new_messages = Vec::new();
+    run_loop(context, &mut new_messages, config, sink, signal, stream_fn).await;
+    Ok(new_messages)
+}
+
+/// Why a run cannot continue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ContinueError {
+    /// The transcript is empty.
+    NoMessages,
+    /// The transcript ends with an assistant message.
+    LastIsAssistant,
+}
+
+impl std::fmt::Display for ContinueError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ContinueError::NoMessages => f.write_str("Cannot continue: no messages in context"),
+            ContinueError::LastIsAssistant => {
+                f.write_str("Cannot continue from message role: assistant")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ContinueError {}
+
+fn poll(source: &Option<MessageSource>) -> Vec<Message> {
+    source.as_ref().map(|f| f()).unwrap_or_default()
+}
+
+struct LastTurn {
+    message: Arc<AssistantMessage>,
+    tool_results: Vec<Arc<ToolResultMessage>>,
+}
+
+async fn run_loop(
+    mut context: Context,
+    new_messages: &mut Vec<Message>,
+    initial_config: &LoopConfig,
+    sink: &mut dyn AgentEventSink,
+    signal: &AbortSignal,
+    stream_fn: &dyn StreamFn,
+) {
+    let mut config = std::borrow::Cow::Borrowed(initial_config);
+    let mut last_turn: Option<LastTurn> = None;
+    let mut pending = poll(&config.steering_messages);
+    loop {
+        let mut has_more_tool_calls = true;
+        while has_more_tool_calls || !pending.is_empty() {
+            if let Some(last) = &last_turn {
+                if let Some(hook) = &config.prepare_next_turn {
+                    let hook = hook.clone();
+                    let next = hook
+                        .prepare_next_turn(
+                            CompletedTurn {
+                                message: &last.message,
+                                tool_results: &last.tool_results,
+                                context: &context,
+                                new_messages,
+                            },
+                            signal,
+                        )
+                        .await;
+                    if let Some(next) = next {
+                        if let Some(c) = next.context {
+                            context = c;
+                        }
+                        if next.model.is_some() || next.thinking_level.is_some() {
+                            let c = config.to_mut();
+                            if let Some(model) = next.model {
+                                c.model = model;
+                            }
+                            if let Some(level) = next.thinking_level {
+                                c.reasoning = (level != ThinkingLevel::Off).then_some(level);
+                            }
+                        }
+                    }
+                }
+                if pending.is_empty() {
+                    pending = poll(&config.steering_messages);
+                }
+                sink.emit(AgentEvent::TurnStart).await;
+            }
+            for message in pending.drain(..) {
+                sink.emit(AgentEvent::MessageStart {
+                    message: message.clone(),
+                })
+                .await;
+                sink.emit(AgentEvent::MessageEnd {
+                    message: message.clone(),
+                })
+                .await;
+                context.messages.push(message.clone());
+                new_messages.push(message);
+            }
+
+            let message =
+                stream_assistant_response(&mut context, &config, sink, signal, stream_fn).await;
+            new_messages.push(Message::Assistant(message.clone()));
+            if message.stop_reason.is_failure() {
+                sink.emit(AgentEvent::TurnEnd {
+                    message: Message::Assistant(message),
+                    tool_results: Vec::new(),
+                })
+                .await;
+                sink.emit(AgentEvent::AgentEnd {
+                    messages: new_messages.clone(),
+                })
+                .await;
+                return;
+            }
+
+            let calls: Vec<&ToolCall> = message.tool_calls().collect();
+            let mut tool_results = Vec::new();
+            has_more_tool_calls = false;
+            if !calls.is_empty() {
+                let batch = if message.stop_reason == StopReason::Length {
+                    fail_truncated(&calls, sink).await
+                } else {
+                    execute_tool_calls(&context, &message, &config, signal, sink).await
+                };
+                has_more_tool_calls = !batch.terminate;
+                tool_results = batch.messages;
+                context.messages.reserve(tool_results.len());
+                new_messages.reserve(tool_results.len());
+                for result in &tool_results {
+                    context.messages.push(Message::ToolResult(result.clone()));
+                    new_messages.push(Message::ToolResult(result.clone()));
+                }
+            }
+            sink.emit(AgentEvent::TurnEnd {
+                message: Message::Assistant(message.clone()),
+                tool_results: tool_results.clone(),
+            })
+            .await;
+            last_turn = Some(LastTurn {
+                message,
+                tool_results,
+            });
+            pending = poll(&config.steering_messages);
+        }
+        let follow_ups = poll(&config.follow_up_messages);
+        if follow_ups.is_empty() {
+            break;
+        }
+        pending = follow_ups;
+    }
+    sink.emit(AgentEvent::AgentEnd {
+        messages: new_messages.clone(),
+    })
+    .await;
+}
+
+/// Pi's `streamAssistantResponse`: one model call, streamed into events; the final
+/// message is appended to the context.
+async fn stream_assistant_response(
+    context: &mut Context,
+    config: &LoopConfig,
+    sink: &mut dyn AgentEventSink,
+    signal: &AbortSignal,
+    stream_fn: &dyn StreamFn,
+) -> Arc<AssistantMessage> {
+    let options = StreamOptions {
+        signal: signal.clone(),
+        reasoning: config.reasoning,
+    };
+    let mut stream = stream_fn.stream(&config.model, context, options);
+    let mut started = false;
+    let mut final_message = None;
+    while let Some(event) = stream.next().await {
+        match event {
+            AssistantMessageEvent::Start { partial } => {
+                started = true;
+                sink.emit(AgentEvent::MessageStart {
+                    message: Message::Assistant(partial),
+                })
+                .await;
+            }
+            AssistantMessageEvent::Done { message, .. } => {
+                final_message = Some(message);
+                break;
+            }
+            AssistantMessageEvent::Error { error, .. } => {
+                final_message = Some(error);
+                break;
+            }
+            event => {
+                if started && let Some(partial) = event.partial().cloned() {
+                    sink.emit(AgentEvent::MessageUpdate {
+                        message: partial,
+                        assistant_message_event: event,
+                    })
+                    .await;
+                }
+            }
+        }
+    }
+    drop(stream);
+    let message = final_message.unwrap_or_else(|| {
+        let mut m = AssistantMessage::empty(&config.model, StopReason::Error);
+        m.error_message = Some(NO_FINAL_MESSAGE.to_owned());
+        Arc::new(m)
+    });
+    if !started {
+        sink.emit(AgentEvent::MessageStart {
+            message: Message::Assistant(message.clone()),
+        })
+        .await;
+    }
+    context.messages.push(Message::Assistant(message.clone()));
+    sink.emit(AgentEvent::MessageEnd {
+        message: Message::Assistant(message.clone()),
+    })
+    .await;
+    message
+}

@@ -1,0 +1,225 @@
+//! `AgentSessionBuilder`: everything a session is made of, checked once at `build`.
+//!
+//! `build` loads the extensions in order (each registers its tools and handlers), checks
+//! that every tool name has one owner, builds the filtered registry, activates the
+//! allowed tools (allowlist order first, then registry order) and renders the system
+//! prompt. Any failure (duplicate names, an invalid name, an extension error) is returned
+//! and no session exists.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::SessionError;
+use super::extension::{Extension, ExtensionApi};
+use super::prompt::{PromptTemplate, SystemPrompt};
+use super::registry::ToolFilter;
+use super::session::{AgentSession, SessionForwarder, SessionHooks, Shared, SharedParts};
+use crate::agent::{Agent, AgentOptions, Model, StreamFn};
+use crate::context::{ExtensionUi, Mode};
+use crate::mode::ToolExecutionMode;
+use crate::pack::ToolOwner;
+use crate::safety::Redactor;
+use crate::tool::{AgentTool, IntoToolDefinition, ToolDefinition};
+
+impl AgentSession {
+    /// Starts a session on this model implementation (a provider, or
+    /// [`FauxModel`](crate::agent::FauxModel) in tests).
+    pub fn builder(stream_fn: Arc<dyn StreamFn>) -> AgentSessionBuilder {
+        AgentSessionBuilder {
+            stream_fn,
+            model: Model::default(),
+            custom_tools: Vec::new(),
+            extensions: Vec::new(),
+            tools: None,
+            exclude_tools: Vec::new(),
+            prompt: SystemPrompt::default(),
+            cwd: None,
+            mode: Mode::Print,
+            ui: None,
+            redactor: None,
+            tool_execution: ToolExecutionMode::Parallel,
+        }
+    }
+}
+
+/// Builds an [`AgentSession`] (Pi's `createAgentSession` options).
+pub struct AgentSessionBuilder {
+    stream_fn: Arc<dyn StreamFn>,
+    model: Model,
+    custom_tools: Vec<Arc<dyn ToolDefinition>>,
+    extensions: Vec<Arc<dyn Extension>>,
+    tools: Option<Vec<String>>,
+    exclude_tools: Vec<String>,
+    prompt: SystemPrompt,
+    cwd: Option<PathBuf>,
+    mode: Mode,
+    ui: Option<Arc<dyn ExtensionUi>>,
+    redactor: Option<Redactor>,
+    tool_execution: ToolExecutionMode,
+}
+
+impl AgentSessionBuilder {
+    /// Sets the model descriptor.
+    #[must_use]
+    pub fn model(mut self, model: Model) -> Self {
+        self.model = model;
+        self
+    }
+
+    /// Adds a custom tool (a typed tool or an `Arc<dyn ToolDefinition>`); it receives
+    /// the session's context.
+    #[must_use]
+    pub fn custom_tool(mut self, tool: impl IntoToolDefinition) -> Self {
+        self.custom_tools.push(tool.into_tool_definition());
+        self
+    }
+
+    /// Adds a plain four-argument tool as a custom tool (the context is dropped).
+    #[must_use]
+    pub fn agent_tool(mut self, tool: Arc<dyn AgentTool>) -> Self {
+        self.custom_tools.push(tool.into_tool_definition());
+        self
+    }
+
+    /// Adds an extension; extensions load in the order they are added.
+    #[must_use]
+    pub fn extension(mut self, extension: impl Extension) -> Self {
+        self.extensions.push(Arc::new(extension));
+        self
+    }
+
+    /// The allowlist (Pi's `tools`): only these names exist in the registry; they are
+    /// active in this order. An empty list means no tools at all.
+    #[must_use]
+    pub fn tools<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.tools = Some(names.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Names removed from the registry for good (Pi's `excludeTools`).
+    #[must_use]
+    pub fn exclude_tools<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.exclude_tools.extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// Replaces the generated prompt with the host's own (no tool list, no guidelines).
+    #[must_use]
+    pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.prompt = SystemPrompt::Custom {
+            text: prompt.into(),
+            append: Vec::new(),
+        };
+        self
+    }
+
+    /// Uses the default prompt builder with this surrounding text.
+    #[must_use]
+    pub fn prompt_template(mut self, template: PromptTemplate) -> Self {
+        self.prompt = SystemPrompt::Default(template);
+        self
+    }
+
+    /// Appends a paragraph to the prompt (generated or custom).
+    #[must_use]
+    pub fn append_system_prompt(mut self, text: impl Into<String>) -> Self {
+        match &mut self.prompt {
+            SystemPrompt::Default(t) => t.append.push(text.into()),
+            SystemPrompt::Custom { append, .. } => append.push(text.into()),
+        }
+        self
+    }
+
+    /// The working directory contexts report (default: the process's).
+    #[must_use]
+    pub fn cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(cwd.into());
+        self
+    }
+
+    /// The host mode contexts report (default `print`).
+    #[must_use]
+    pub fn mode(mut self, mode: Mode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// Attaches a user interface (`has_ui()` becomes true).
+    #[must_use]
+    pub fn ui(mut self, ui: Arc<dyn ExtensionUi>) -> Self {
+        self.ui = Some(ui);
+        self
+    }
+
+    /// Redacts the host's secrets from every tool error the model would read: failed
+    /// executes, block reasons, failing handlers and error results.
+    #[must_use]
+    pub fn redact_secrets(mut self, redactor: Redactor) -> Self {
+        self.redactor = Some(redactor);
+        self
+    }
+
+    /// The batch mode (default parallel).
+    #[must_use]
+    pub fn tool_execution(mut self, mode: ToolExecutionMode) -> Self {
+        self.tool_execution = mode;
+        self
+    }
+
+    /// Loads the extensions and builds the registry, active tools and prompt.
+    pub fn build(self) -> Result<AgentSession, SessionError> {
+        let owners: Vec<ToolOwner> = self
+            .extensions
+            .iter()
+            .map(|e| ToolOwner::new(format!("<inline:{}>", e.name())))
+            .collect();
+        let cwd = self
+            .cwd
+            .unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")));
+        let parts = SharedParts {
+            cwd,
+            mode: self.mode,
+            ui: self.ui,
+            custom_tools: self.custom_tools,
+            filter: ToolFilter {
+                allowed: self.tools,
+                excluded: self.exclude_tools.into_iter().collect(),
+            },
+            prompt: self.prompt,
+            redactor: self.redactor,
+            owners: owners.clone(),
+        };
+        let (stream_fn, model, tool_execution) = (self.stream_fn, self.model, self.tool_execution);
+        let shared = Arc::new_cyclic(|weak| {
+            let hooks = Arc::new(SessionHooks(weak.clone()));
+            let options = AgentOptions::new(stream_fn)
+                .model(model)
+                .tool_execution(tool_execution)
+                .before_tool_call(hooks.clone())
+                .after_tool_call(hooks.clone())
+                .prepare_next_turn(hooks);
+            Shared::new(Agent::new(options), parts)
+        });
+        shared
+            .agent
+            .subscribe_listener(Arc::new(SessionForwarder(Arc::downgrade(&shared))));
+        for (index, (extension, owner)) in self.extensions.iter().zip(owners).enumerate() {
+            let api = ExtensionApi {
+                shared: Arc::downgrade(&shared),
+                index,
+                owner,
+            };
+            extension.register(&api)?;
+        }
+        shared.initialize()?;
+        Ok(AgentSession { shared })
+    }
+}

@@ -1,0 +1,155 @@
+//! `AgentSession`: tools from several sources, extensions, active tools and a system
+//! prompt rebuilt from them, on top of the [`Agent`](crate::agent::Agent) runtime.
+//!
+//! ```text
+//!  AgentSession::builder()
+//!    .extension(e1).extension(e2)        load order: e1 registers tools + handlers, then e2
+//!    .custom_tool(t) / .agent_tool(t)    the host's own tools (owner "custom tools")
+//!    .tools([...]) / .exclude_tools([...])   filter the registry itself
+//!    .build()?            ──► registry (unique names, or an error naming both owners)
+//!                         ──► active tools ──► system prompt ("Available tools", "Guidelines")
+//!  session.prompt("...")  ──► Agent run; tool_call / tool_result chains around each call;
+//!                             every later turn sees the current active tools and prompt
+//! ```
+//!
+//! * [`registry`]: who owns which tool; allowlist and excludes; duplicate names refused.
+//! * [`prompt`]: Pi's tool sections of the system prompt; the rest is configurable.
+//! * [`extension`]: the [`Extension`] trait and the [`ExtensionApi`] handle.
+//! * [`handlers`]: `tool_call`, `tool_result` and `tool_execution_*` handlers and chains.
+//! * [`store`]: the in-memory transcript ([`SessionManager`]).
+//!
+//! Tools get a fresh [`ExtensionContext`](crate::ExtensionContext) per execute call and
+//! handlers one per emission; it is a live view of the session and becomes stale after
+//! [`AgentSession::dispose`]. Differences from Pi are listed in `docs/differences-from-pi.md`.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use pi_tool::agent::{AssistantContent, FauxModel, FauxTurn};
+//! use pi_tool::session::{AgentSession, FnExtension, ToolCallDecision, ToolCallEvent};
+//! use pi_tool::{ExtensionContext, ToolDefinition, json};
+//! # use pi_tool::{AbortSignal, JsonToolResult, OnUpdate, ToolError, ToolSchema, ToolSpec, Value};
+//! # struct Echo(ToolSpec);
+//! # #[pi_tool::async_trait]
+//! # impl ToolDefinition for Echo {
+//! #     fn spec(&self) -> &ToolSpec { &self.0 }
+//! #     async fn execute(&self, _: &str, p: Value, _: AbortSignal, _: OnUpdate<Option<Value>>,
+//! #         _: ExtensionContext) -> Result<JsonToolResult, ToolError> {
+//! #         Ok(JsonToolResult::text(p.to_string(), None))
+//! #     }
+//! # }
+//! # fn echo(name: &str) -> Arc<dyn ToolDefinition> {
+//! #     let schema = Arc::new(ToolSchema::from_json(json!({"type": "object"})));
+//! #     let mut spec = ToolSpec::new(name, "echo", schema);
+//! #     spec.prompt_snippet = Some(format!("Echo ({name})"));
+//! #     Arc::new(Echo(spec))
+//! # }
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let model = FauxModel::new(vec![FauxTurn::new(vec![
+//!     AssistantContent::tool_call("c1", "delete_all", json!({})),
+//! ])]);
+//! let session = AgentSession::builder(Arc::new(model))
+//!     .custom_tool(echo("echo"))
+//!     .extension(FnExtension::new("guard", |api| {
+//!         api.register_tool(echo("delete_all"))?;
+//!         api.on_tool_call(|e: &mut ToolCallEvent, _: &ExtensionContext| {
+//!             Ok((e.tool_name == "delete_all").then(|| ToolCallDecision::block("not today")))
+//!         })
+//!     }))
+//!     .build()?;
+//! assert_eq!(session.active_tool_names(), ["delete_all", "echo"]);
+//! assert!(session.system_prompt().contains("- echo: Echo (echo)"));
+//! session.prompt("clean up").await?;
+//! let messages = session.agent().messages();
+//! let result = messages.iter().find_map(|m| m.as_tool_result()).unwrap();
+//! assert_eq!(result.content[0].as_text(), Some("not today"));
+//!
+//! // A second owner for a name is refused, naming both.
+//! let error = AgentSession::builder(Arc::new(FauxModel::default()))
+//!     .extension(FnExtension::new("a", |api| api.register_tool(echo("echo"))))
+//!     .custom_tool(echo("echo"))
+//!     .build()
+//!     .unwrap_err();
+//! assert_eq!(error.to_string(), "tool name \"echo\" is registered twice: by <inline:a> and by custom tools");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # }).unwrap();
+//! ```
+
+mod builder;
+pub mod extension;
+pub mod handlers;
+pub mod prompt;
+pub mod registry;
+#[allow(clippy::module_inception)]
+mod session;
+pub mod store;
+
+use std::fmt;
+
+pub use builder::AgentSessionBuilder;
+pub use extension::{Extension, ExtensionApi, FnExtension, NOT_INITIALIZED_MESSAGE};
+pub use handlers::{
+    ToolCallDecision, ToolCallEvent, ToolCallHandler, ToolExecutionHandler, ToolResultEvent,
+    ToolResultHandler, ToolResultPatch,
+};
+pub use prompt::{PromptTemplate, SystemPrompt};
+pub use registry::{CUSTOM_TOOLS_OWNER, DuplicateToolError, RegisteredTool, ToolSource};
+pub use session::{
+    ActiveToolsChange, AgentSession, ExtensionErrorEvent, SessionEvent, SubscriptionId,
+};
+pub use store::SessionManager;
+
+use crate::agent::AgentError;
+use crate::pack::ToolOwner;
+
+/// Why a session operation failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SessionError {
+    /// Two owners registered the same tool name.
+    DuplicateTools(DuplicateToolError),
+    /// A tool name providers would reject.
+    InvalidToolName {
+        /// Who registered it.
+        owner: ToolOwner,
+        /// What is wrong with the name.
+        message: String,
+    },
+    /// An extension's registration step failed.
+    Extension {
+        /// The extension (`<inline:NAME>`).
+        owner: ToolOwner,
+        /// Its error.
+        message: String,
+    },
+    /// An action method was called while extensions were loading (Pi's text).
+    NotInitialized,
+    /// The session was disposed.
+    Disposed,
+    /// The agent refused the prompt (a run is active).
+    Agent(AgentError),
+}
+
+impl fmt::Display for SessionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SessionError::DuplicateTools(e) => e.fmt(f),
+            SessionError::InvalidToolName { owner, message } => {
+                write!(f, "{message} (registered by {owner})")
+            }
+            SessionError::Extension { owner, message } => {
+                write!(f, "extension {owner} failed to load: {message}")
+            }
+            SessionError::NotInitialized => f.write_str(NOT_INITIALIZED_MESSAGE),
+            SessionError::Disposed => f.write_str("the session was disposed"),
+            SessionError::Agent(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for SessionError {}
+
+impl From<DuplicateToolError> for SessionError {
+    fn from(error: DuplicateToolError) -> Self {
+        SessionError::DuplicateTools(error)
+    }
+}

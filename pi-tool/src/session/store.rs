@@ -1,0 +1,71 @@
+//! The session store: the transcript a session keeps (Pi's `SessionManager.inMemory()`).
+//!
+//! Every message that ends during a run (`message_end`: prompts, assistant messages,
+//! tool results) is appended in order. The store is shared: the session, its contexts
+//! and the host read the same entries. Only the in-memory store exists; a persistent one
+//! would implement the same two operations.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::agent::Message;
+
+/// An in-memory transcript store. Cheap to clone; clones share the entries.
+#[derive(Clone, Default)]
+pub struct SessionManager {
+    entries: Arc<Mutex<Vec<Message>>>,
+}
+
+impl std::fmt::Debug for SessionManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionManager")
+            .field("messages", &self.lock().len())
+            .finish()
+    }
+}
+
+impl SessionManager {
+    /// An empty in-memory store (Pi's `SessionManager.inMemory()`).
+    pub fn in_memory() -> Self {
+        SessionManager::default()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Vec<Message>> {
+        // Appends are single pushes: a panic elsewhere cannot leave the list torn.
+        self.entries.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Appends a message (Pi's `appendMessage`).
+    pub fn append_message(&self, message: Message) {
+        self.lock().push(message);
+    }
+
+    /// A copy of the transcript, in order.
+    pub fn messages(&self) -> Vec<Message> {
+        self.lock().clone()
+    }
+
+    /// How many messages are stored.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Whether nothing is stored yet.
+    pub fn is_empty(&self) -> bool {
+        self.lock().is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clones_share_the_transcript() {
+        let store = SessionManager::in_memory();
+        let view = store.clone();
+        assert!(view.is_empty());
+        store.append_message(Message::user_text("hi"));
+        assert_eq!(view.len(), 1);
+        assert_eq!(view.messages()[0].role(), "user");
+    }
+}
