@@ -72,3 +72,22 @@ async fn a_mounted_method_tool_shares_its_state_and_validates_arguments() {
         "{error}"
     );
 }
+
+#[test]
+fn every_mounted_tool_is_portable_to_every_provider() {
+    use pi_tool::profiles::{Profile, assert_portable};
+    let pack = tool_pack![GetWeather].merge(forecast_pack::pack()).unwrap();
+    assert_portable(
+        &pack.definitions(),
+        &[
+            Profile::Mcp,
+            Profile::Anthropic,
+            Profile::AnthropicStrict,
+            Profile::OpenAi,
+            Profile::OpenAiStrict,
+            Profile::Gemini,
+            Profile::GeminiOpenApi,
+            Profile::Ollama,
+        ],
+    );
+}
