@@ -1,0 +1,157 @@
+//! `weather-mcp`: the seed guide's weather pack served over MCP on stdio: the
+//! `#[pi_tool]` tool `weather_example::GetWeather`, unchanged.
+//!
+//! Run from the repository root with `cargo run -q --release --bin weather-mcp` (the
+//! root workspace's launcher execs this binary; see `pi-tool-mcp/Cargo.toml`), or from
+//! here with `cargo run -q --release --bin weather-mcp`.
+//!
+//! Standard output is the MCP channel. Standard error gets one line per finished call
+//! (`weather-mcp: get_weather mcp-3 aborted after 12 ms`), which is how a human, or a
+//! test, sees that a cancelled call really stopped: the protocol sends no response for
+//! a cancelled request.
+//!
+//! `weather-mcp --http 127.0.0.1:8080` serves MCP's streamable HTTP transport instead
+//! (port 0 picks a free port); the address is printed to standard error as
+//! `weather-mcp: serving MCP over streamable HTTP at http://127.0.0.1:8080/mcp`.
+//!
+//! `WEATHER_MCP_LOOKUP_DELAY_MS` replaces the seed's 200 ms lookup delay (tests use a
+//! long one to cancel a call mid-lookup without racing the clock); the tool is then
+//! the same body with the same metadata and schema, and another delay.
+
+use std::time::Duration;
+
+use pi_tool::{
+    AbortSignal, AgentToolResult, OnUpdate, ToolError, ToolErrorKind, ToolExecutionMode,
+    ToolMetadata, ToolOwner, ToolPack, TypedTool,
+};
+use pi_tool_mcp::{CallEnd, CallOutcome, PackServer};
+use weather_example::{GetWeather, LOOKUP_DELAY, WeatherDetails, WeatherParams, lookup_weather};
+
+/// The seed's `get_weather` with another lookup delay, for tests that cancel mid-lookup.
+/// Everything the client sees (name, label, description, schema, snippet, mode) is the
+/// `#[pi_tool]` tool's own: the constants are `GetWeather`'s.
+struct GetWeatherWithDelay {
+    delay: Duration,
+}
+
+impl ToolMetadata for GetWeatherWithDelay {
+    type Params = <GetWeather as ToolMetadata>::Params;
+    type Details = <GetWeather as ToolMetadata>::Details;
+    const NAME: &'static str = GetWeather::NAME;
+    const LABEL: &'static str = GetWeather::LABEL;
+    const DESCRIPTION: &'static str = GetWeather::DESCRIPTION;
+    const EXECUTION_MODE: Option<ToolExecutionMode> = GetWeather::EXECUTION_MODE;
+    const TIMEOUT: Option<Duration> = GetWeather::TIMEOUT;
+    const PROMPT_SNIPPET: Option<&'static str> = GetWeather::PROMPT_SNIPPET;
+    const PROMPT_GUIDELINES: &'static [&'static str] = GetWeather::PROMPT_GUIDELINES;
+}
+
+impl TypedTool for GetWeatherWithDelay {
+    async fn execute(
+        &self,
+        _tool_call_id: &str,
+        params: WeatherParams,
+        signal: AbortSignal,
+        on_update: OnUpdate<WeatherDetails>,
+    ) -> Result<AgentToolResult<WeatherDetails>, ToolError> {
+        lookup_weather(params, signal, on_update, self.delay).await
+    }
+}
+
+/// The weather pack: the seed's `get_weather`, or the same tool with the delay asked for.
+fn weather_pack(delay: Option<Duration>) -> Result<ToolPack, String> {
+    let owner = ToolOwner::new("weather-example");
+    let mut pack = ToolPack::new();
+    let pushed = match delay {
+        None => pack.push(owner, GetWeather),
+        Some(delay) => pack.push(owner, GetWeatherWithDelay { delay }),
+    };
+    pushed.map_err(|error| error.to_string())?;
+    Ok(pack)
+}
+
+fn lookup_delay() -> Result<Option<Duration>, String> {
+    match std::env::var("WEATHER_MCP_LOOKUP_DELAY_MS") {
+        Err(_) => Ok(None),
+        Ok(ms) => ms
+            .trim()
+            .parse::<u64>()
+            .map(|ms| Some(Duration::from_millis(ms)).filter(|d| *d != LOOKUP_DELAY))
+            .map_err(|_| {
+                format!("WEATHER_MCP_LOOKUP_DELAY_MS must be whole milliseconds, got {ms:?}")
+            }),
+    }
+}
+
+fn log_call_end(end: &CallEnd) {
+    let outcome = match end.outcome {
+        CallOutcome::Success => "succeeded",
+        CallOutcome::Error(ToolErrorKind::Aborted) => "aborted",
+        CallOutcome::Error(ToolErrorKind::InvalidArguments) => "rejected its arguments",
+        CallOutcome::Error(ToolErrorKind::Panicked) => "panicked",
+        CallOutcome::Error(ToolErrorKind::Timeout) => "timed out",
+        CallOutcome::Error(_) => "failed",
+    };
+    eprintln!(
+        "weather-mcp: {} {} {outcome} after {} ms",
+        end.tool,
+        end.call_id,
+        end.elapsed.as_millis()
+    );
+}
+
+const USAGE: &str = "usage: weather-mcp [--http <address:port>]";
+
+/// Where to serve: stdio, or streamable HTTP on an address.
+fn http_address() -> Result<Option<String>, String> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.as_slice() {
+        [] => Ok(None),
+        [flag, address] if flag == "--http" => Ok(Some(address.clone())),
+        _ => Err(USAGE.to_owned()),
+    }
+}
+
+async fn serve(server: PackServer, http: Option<String>) -> Result<(), String> {
+    let Some(address) = http else {
+        return server.serve_stdio().await.map_err(|e| e.to_string());
+    };
+    let listener = tokio::net::TcpListener::bind(&address)
+        .await
+        .map_err(|error| format!("cannot listen on {address}: {error}"))?;
+    let bound = listener.local_addr().map_err(|error| error.to_string())?;
+    eprintln!("weather-mcp: serving MCP over streamable HTTP at http://{bound}/mcp");
+    server.serve_http(listener).await.map_err(|e| e.to_string())
+}
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    let settings = lookup_delay().and_then(|delay| Ok((delay, http_address()?)));
+    let (delay, http) = match settings {
+        Ok(settings) => settings,
+        Err(message) => {
+            eprintln!("weather-mcp: {message}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let pack = match weather_pack(delay) {
+        Ok(pack) => pack,
+        Err(error) => {
+            eprintln!("weather-mcp: {error}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let server = PackServer::new(pack)
+        .with_server_info("weather-mcp", env!("CARGO_PKG_VERSION"))
+        .on_call_end(log_call_end);
+    for line in server.schema_report() {
+        eprintln!("weather-mcp: {line}");
+    }
+    match serve(server, http).await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("weather-mcp: {error}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

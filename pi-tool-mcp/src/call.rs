@@ -1,0 +1,199 @@
+//! One tool call, from raw arguments to a result that cannot panic.
+//!
+//! The order is Pi's: `prepare_arguments`, schema validation (both in
+//! [`AgentTool::check_arguments`]), then `execute` with the call's abort signal and
+//! progress callback. A panic anywhere in the tool's code is caught and becomes an error,
+//! so one bad tool cannot take down a server that other calls are using.
+
+use std::any::Any;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::FutureExt;
+use pi_tool::{AbortSignal, AgentTool, JsonToolResult, OnUpdate, ToolError, ToolErrorKind, Value};
+
+/// How a call ended, for logs and hosts (the model only sees the result's text).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallOutcome {
+    /// The tool returned a result.
+    Success,
+    /// The call failed; the kind says why (aborted, invalid arguments, panic, …).
+    Error(ToolErrorKind),
+}
+
+/// A finished call, as reported to [`PackServer::on_call_end`](crate::PackServer::on_call_end).
+#[derive(Debug, Clone)]
+pub struct CallEnd {
+    /// The tool's name.
+    pub tool: String,
+    /// The call id handed to the tool (`mcp-<JSON-RPC request id>`).
+    pub call_id: String,
+    /// How it ended.
+    pub outcome: CallOutcome,
+    /// From receiving the request to the end of the tool's work.
+    pub elapsed: Duration,
+}
+
+/// Runs one call of `tool` through Pi's pipeline and returns its result or the error the
+/// model should read. Never panics, whatever the tool does.
+///
+/// The tool's per-call timeout ([`ToolSpec::timeout`](pi_tool::ToolSpec::timeout)), if
+/// set, aborts the tool's signal and ends the call with a timeout error.
+pub async fn run_call(
+    tool: &Arc<dyn AgentTool>,
+    tool_call_id: &str,
+    arguments: Value,
+    signal: AbortSignal,
+    on_update: OnUpdate<Option<Value>>,
+) -> Result<JsonToolResult, ToolError> {
+    let name = tool.name().to_owned();
+    let checked = std::panic::catch_unwind(AssertUnwindSafe(|| tool.check_arguments(arguments)))
+        .map_err(|payload| panicked(&name, payload))?;
+    let params = checked?;
+
+    // A child controller, so that a timeout can abort the tool without touching the
+    // caller's signal.
+    let (controller, call_signal) = signal.child();
+    let execute =
+        AssertUnwindSafe(tool.execute(tool_call_id, params, call_signal, on_update)).catch_unwind();
+    let outcome = match tool.spec().timeout {
+        None => execute.await,
+        Some(limit) => match tokio::time::timeout(limit, execute).await {
+            Ok(outcome) => outcome,
+            Err(_) => {
+                controller.abort();
+                return Err(ToolError::with_kind(
+                    ToolErrorKind::Timeout,
+                    format!("Tool \"{name}\" timed out after {} ms", limit.as_millis()),
+                ));
+            }
+        },
+    };
+    outcome.map_err(|payload| panicked(&name, payload))?
+}
+
+/// Runs [`run_call`] and measures it.
+pub(crate) async fn run_call_timed(
+    tool: &Arc<dyn AgentTool>,
+    tool_call_id: &str,
+    arguments: Value,
+    signal: AbortSignal,
+    on_update: OnUpdate<Option<Value>>,
+) -> (Result<JsonToolResult, ToolError>, CallEnd) {
+    let started = Instant::now();
+    let result = run_call(tool, tool_call_id, arguments, signal, on_update).await;
+    let end = CallEnd {
+        tool: tool.name().to_owned(),
+        call_id: tool_call_id.to_owned(),
+        outcome: match &result {
+            Ok(_) => CallOutcome::Success,
+            Err(error) => CallOutcome::Error(error.kind()),
+        },
+        elapsed: started.elapsed(),
+    };
+    (result, end)
+}
+
+fn panicked(tool: &str, payload: Box<dyn Any + Send>) -> ToolError {
+    let message = payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned());
+    ToolError::with_kind(
+        ToolErrorKind::Panicked,
+        format!("Tool \"{tool}\" panicked: {message}"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pi_tool::{AbortController, ToolSchema, ToolSpec, async_trait, json};
+
+    struct Scripted {
+        spec: ToolSpec,
+        behaviour: fn(Value) -> Result<JsonToolResult, ToolError>,
+    }
+
+    #[async_trait]
+    impl AgentTool for Scripted {
+        fn spec(&self) -> &ToolSpec {
+            &self.spec
+        }
+
+        async fn execute(
+            &self,
+            _id: &str,
+            params: Value,
+            signal: AbortSignal,
+            _on_update: OnUpdate<Option<Value>>,
+        ) -> Result<JsonToolResult, ToolError> {
+            if params.get("wait").is_some() {
+                signal.sleep(Duration::from_secs(60)).await?;
+            }
+            (self.behaviour)(params)
+        }
+    }
+
+    fn tool(behaviour: fn(Value) -> Result<JsonToolResult, ToolError>) -> Arc<dyn AgentTool> {
+        let schema = ToolSchema::from_json(json!({"type": "object", "properties": {}}));
+        Arc::new(Scripted {
+            spec: ToolSpec::new("scripted", "test tool", Arc::new(schema)),
+            behaviour,
+        })
+    }
+
+    #[tokio::test]
+    async fn a_panic_is_an_error_naming_the_tool() {
+        let tool = tool(|_| panic!("boom"));
+        let error = run_call(
+            &tool,
+            "c",
+            json!({}),
+            AbortSignal::never(),
+            OnUpdate::none(),
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(error.kind(), ToolErrorKind::Panicked);
+        assert_eq!(error.message(), "Tool \"scripted\" panicked: boom");
+    }
+
+    #[tokio::test]
+    async fn arguments_that_are_not_an_object_fail_validation_before_execute() {
+        let tool = tool(|_| panic!("execute must not run"));
+        let error = run_call(
+            &tool,
+            "c",
+            json!([1]),
+            AbortSignal::never(),
+            OnUpdate::none(),
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(error.kind(), ToolErrorKind::InvalidArguments);
+        assert!(
+            error
+                .message()
+                .starts_with("Validation failed for tool \"scripted\":"),
+            "{}",
+            error.message()
+        );
+    }
+
+    #[tokio::test]
+    async fn an_abort_ends_a_waiting_call() {
+        let tool = tool(|_| Ok(JsonToolResult::text("done", None)));
+        let controller = AbortController::new();
+        let signal = controller.signal();
+        let call = tokio::spawn(async move {
+            run_call(&tool, "c", json!({"wait": true}), signal, OnUpdate::none()).await
+        });
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        controller.abort();
+        let error = call.await.unwrap().unwrap_err();
+        assert!(error.is_abort(), "{error:?}");
+    }
+}

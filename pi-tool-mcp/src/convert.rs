@@ -1,0 +1,186 @@
+//! Between pi-tool's shapes and MCP's: tool specs to `Tool`, results to
+//! `CallToolResult`, progress updates to `notifications/progress` parameters.
+//!
+//! MCP has slots for what the model reads (content, `isError`) and for a human title;
+//! Pi's host-only fields (details, prompt snippet, guidelines, execution mode) go into
+//! `_meta` under keys that start with [`TOOL_META_PREFIX`], which MCP reserves for exactly
+//! this kind of implementation-specific data. Clients that do not know them ignore them;
+//! the Pi bridge reads them back.
+
+use pi_tool::{Content, JsonToolResult, ToolError, ToolSpec, Value};
+use rmcp::model::{
+    CallToolResult, ContentBlock, JsonObject, MetaObject, NotificationMetaObject,
+    ProgressNotificationParam, ProgressToken, Tool,
+};
+
+use crate::schema::mcp_input_schema;
+
+/// The prefix of every `_meta` key this crate writes.
+pub const TOOL_META_PREFIX: &str = "pi-tool/";
+
+/// `_meta` key of a call result: the tool's `details` (for hosts; never shown to the model).
+pub const DETAILS_META_KEY: &str = "pi-tool/details";
+
+/// `_meta` key of a progress notification: the whole partial result (`content`, `details`).
+pub const PARTIAL_RESULT_META_KEY: &str = "pi-tool/partialResult";
+
+/// The MCP listing of one tool, and the schema profile's report on it.
+pub(crate) fn mcp_tool(spec: &ToolSpec) -> (Tool, Vec<String>) {
+    let mut meta = JsonObject::new();
+    if let Some(snippet) = &spec.prompt_snippet {
+        meta.insert(
+            format!("{TOOL_META_PREFIX}promptSnippet"),
+            Value::String(snippet.clone()),
+        );
+    }
+    if !spec.prompt_guidelines.is_empty() {
+        meta.insert(
+            format!("{TOOL_META_PREFIX}promptGuidelines"),
+            Value::from(spec.prompt_guidelines.clone()),
+        );
+    }
+    if let Some(mode) = spec.execution_mode {
+        meta.insert(
+            format!("{TOOL_META_PREFIX}executionMode"),
+            Value::String(mode.as_str().to_owned()),
+        );
+    }
+    let (schema, report) = mcp_input_schema(spec);
+    let tool = Tool::new(spec.name.clone(), spec.description.clone(), schema)
+        .with_title(spec.label.clone());
+    if meta.is_empty() {
+        (tool, report)
+    } else {
+        (tool.with_meta(MetaObject(meta)), report)
+    }
+}
+
+fn content_block(content: Content) -> ContentBlock {
+    match content {
+        Content::Text { text } => ContentBlock::text(text),
+        Content::Image { data, mime_type } => ContentBlock::image(data, mime_type),
+    }
+}
+
+/// The `tools/call` result of a call: content and details on success; on failure one
+/// text block with the error's message and `isError: true` (what Pi's agent makes of a
+/// thrown error).
+pub(crate) fn call_tool_result(result: Result<JsonToolResult, ToolError>) -> CallToolResult {
+    match result {
+        Ok(result) => {
+            let mut meta = JsonObject::new();
+            if let Some(details) = result.details {
+                meta.insert(DETAILS_META_KEY.to_owned(), details);
+            }
+            if let Some(terminate) = result.terminate {
+                meta.insert(
+                    format!("{TOOL_META_PREFIX}terminate"),
+                    Value::Bool(terminate),
+                );
+            }
+            let mut out =
+                CallToolResult::success(result.content.into_iter().map(content_block).collect());
+            if !meta.is_empty() {
+                out.meta = Some(MetaObject(meta));
+            }
+            out
+        }
+        Err(error) => CallToolResult::error(vec![ContentBlock::text(error.message())]),
+    }
+}
+
+/// The `notifications/progress` parameters of the `count`-th update (1-based: MCP wants
+/// progress to grow with every notification).
+pub(crate) fn progress_param(
+    token: ProgressToken,
+    count: u64,
+    update: &JsonToolResult,
+) -> ProgressNotificationParam {
+    let mut param = ProgressNotificationParam::new(token, count as f64);
+    let text = update.text_content();
+    if !text.is_empty() {
+        param = param.with_message(text);
+    }
+    if let Ok(partial) = serde_json::to_value(update) {
+        let mut meta = JsonObject::new();
+        meta.insert(PARTIAL_RESULT_META_KEY.to_owned(), partial);
+        param.meta = Some(NotificationMetaObject(MetaObject(meta)));
+    }
+    param
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pi_tool::{ToolExecutionMode, ToolSchema, json};
+    use std::sync::Arc;
+
+    #[test]
+    fn a_listing_carries_label_and_pi_fields() {
+        let schema = ToolSchema::from_json(json!({"type": "object", "properties": {}}));
+        let mut spec = ToolSpec::new("get_weather", "Weather.", Arc::new(schema));
+        spec.label = "Get weather".to_owned();
+        spec.prompt_snippet = Some("Look up weather".to_owned());
+        spec.execution_mode = Some(ToolExecutionMode::Parallel);
+        let (tool, report) = mcp_tool(&spec);
+        assert!(report.is_empty(), "{report:?}");
+        let listed = serde_json::to_value(tool).unwrap();
+        assert_eq!(
+            listed,
+            json!({
+                "name": "get_weather",
+                "title": "Get weather",
+                "description": "Weather.",
+                // The `mcp` profile's form of a tool without parameters.
+                "inputSchema": {"type": "object", "additionalProperties": false},
+                "_meta": {
+                    "pi-tool/promptSnippet": "Look up weather",
+                    "pi-tool/executionMode": "parallel"
+                }
+            })
+        );
+    }
+
+    #[test]
+    fn an_error_is_a_readable_error_result() {
+        let value = serde_json::to_value(call_tool_result(Err(ToolError::new(
+            "Unsupported city: Oslo",
+        ))))
+        .unwrap();
+        assert_eq!(value["isError"], json!(true));
+        assert_eq!(
+            value["content"],
+            json!([{"type": "text", "text": "Unsupported city: Oslo"}])
+        );
+    }
+
+    #[test]
+    fn details_travel_in_meta_not_in_content() {
+        let result = JsonToolResult::text("Tokyo: 24 degrees celsius", Some(json!({"t": 24})));
+        let value = serde_json::to_value(call_tool_result(Ok(result))).unwrap();
+        assert_eq!(value["isError"], json!(false));
+        assert_eq!(value["_meta"][DETAILS_META_KEY], json!({"t": 24}));
+        assert_eq!(
+            value["content"],
+            json!([{"type": "text", "text": "Tokyo: 24 degrees celsius"}])
+        );
+    }
+
+    #[test]
+    fn progress_counts_up_and_carries_the_text() {
+        let update = JsonToolResult::text("Checking Tokyo...", Some(json!({"phase": "lookup"})));
+        let value = serde_json::to_value(progress_param(
+            ProgressToken(rmcp::model::NumberOrString::Number(7)),
+            2,
+            &update,
+        ))
+        .unwrap();
+        assert_eq!(value["progressToken"], json!(7));
+        assert_eq!(value["progress"], json!(2.0));
+        assert_eq!(value["message"], json!("Checking Tokyo..."));
+        assert_eq!(
+            value["_meta"][PARTIAL_RESULT_META_KEY]["details"],
+            json!({"phase": "lookup"})
+        );
+    }
+}

@@ -1,0 +1,55 @@
+//! Serve any pi-tool [`ToolPack`] over the Model Context Protocol.
+//!
+//! An MCP client (Claude Desktop, an IDE, the Pi bridge in `bridges/pi/`) starts a
+//! server, asks `tools/list`, and calls `tools/call`. [`PackServer`] answers both from a
+//! [`ToolPack`], with the same semantics an in-process Pi agent gives the pack:
+//!
+//! - **`tools/list`** lists every tool in pack order: `name`, `title` (the label),
+//!   `description`, and `inputSchema` in the `mcp` schema profile (the portable one; see
+//!   `schema.rs`). Pi's own fields that MCP has no slot for (prompt snippet, prompt
+//!   guidelines, execution mode) travel in the tool's `_meta` under `pi-tool/…` keys.
+//! - **`tools/call`** runs Pi's argument pipeline: `prepare_arguments`, then schema
+//!   validation, then `execute`. Whatever fails (bad arguments with Pi's
+//!   `Validation failed for tool "…"` text, the tool's own error, an abort, a timeout, a
+//!   panic, an unknown tool name) is a result with `isError: true` whose text the model
+//!   can read and act on, never a JSON-RPC error. The result's `details` (for hosts,
+//!   never for the model) travel in `_meta["pi-tool/details"]`.
+//! - **Progress**: when the request carries `_meta.progressToken`, every `onUpdate` of
+//!   the tool becomes a `notifications/progress` (progress 1, 2, 3…, `message` = the
+//!   update's text, the whole partial result in `_meta["pi-tool/partialResult"]`), all
+//!   sent before the call's result.
+//! - **Cancellation**: `notifications/cancelled` aborts that call's [`AbortSignal`]
+//!   (rmcp's per-request cancellation token is the signal's token); the tool ends as it
+//!   would in Pi, and rmcp sends no response for the cancelled request, as the protocol
+//!   asks.
+//!
+//! Transports: [`PackServer::serve_stdio`] (the usual way a client starts a tool server)
+//! and [`PackServer::serve_http`] (MCP's streamable HTTP, loopback hosts only by
+//! default); any other rmcp transport works through `rmcp::ServiceExt::serve`.
+//!
+//! ```no_run
+//! # async fn run(pack: pi_tool::ToolPack) -> Result<(), Box<dyn std::error::Error>> {
+//! pi_tool_mcp::PackServer::new(pack)
+//!     .with_server_info("weather", "0.1.0")
+//!     .serve_stdio()
+//!     .await?;
+//! # Ok(()) }
+//! ```
+//!
+//! [`ToolPack`]: pi_tool::ToolPack
+//! [`AbortSignal`]: pi_tool::AbortSignal
+#![warn(missing_docs)]
+
+mod call;
+mod convert;
+mod progress;
+mod schema;
+mod server;
+
+pub use call::{CallEnd, CallOutcome, run_call};
+pub use convert::{DETAILS_META_KEY, PARTIAL_RESULT_META_KEY, TOOL_META_PREFIX};
+pub use server::{PackServer, ServeError};
+
+/// The MCP SDK this crate serves with, for callers that want another transport
+/// (`rmcp::ServiceExt::serve` works on any [`PackServer`]).
+pub use rmcp;

@@ -1,0 +1,229 @@
+//! [`PackServer`]: an rmcp `ServerHandler` over a [`ToolPack`].
+//!
+//! rmcp does the protocol (framing, `initialize`, version negotiation, one task per
+//! request, a cancellation token per request, dropping the response of a cancelled
+//! request); this handler only lists the pack and runs calls through [`run_call`].
+
+use std::fmt;
+use std::sync::Arc;
+
+use pi_tool::{AbortSignal, AgentTool, ExtensionContext, ToolError, ToolPack, Value};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData as McpError, ServerHandler, ServiceExt};
+
+#[cfg(doc)]
+use crate::call::run_call;
+use crate::call::{CallEnd, run_call_timed};
+use crate::convert::{call_tool_result, mcp_tool};
+use crate::progress::ProgressForwarder;
+
+type CallEndHook = Arc<dyn Fn(&CallEnd) + Send + Sync>;
+
+/// Serves the tools of a [`ToolPack`] over MCP. See the [crate docs](crate).
+///
+/// Cheap to clone; implements rmcp's `ServerHandler`, so any rmcp transport serves it
+/// (`rmcp::ServiceExt::serve`); [`serve_stdio`](Self::serve_stdio) is the common case.
+#[derive(Clone)]
+pub struct PackServer {
+    tools: Arc<[Arc<dyn AgentTool>]>,
+    listed: Arc<[Tool]>,
+    schema_report: Arc<[String]>,
+    server_info: Implementation,
+    instructions: Option<String>,
+    on_call_end: Option<CallEndHook>,
+}
+
+impl fmt::Debug for PackServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PackServer")
+            .field(
+                "tools",
+                &self.listed.iter().map(|t| &t.name).collect::<Vec<_>>(),
+            )
+            .field("server_info", &self.server_info)
+            .finish()
+    }
+}
+
+impl PackServer {
+    /// A server for `pack`; each call's tool gets a detached context (print mode, no UI,
+    /// the server's working directory), as there is no Pi session on this side.
+    pub fn new(pack: ToolPack) -> Self {
+        Self::with_context(pack, ExtensionContext::detached)
+    }
+
+    /// A server for `pack` whose five-argument tools get the context `ctx_factory` builds,
+    /// once per call.
+    pub fn with_context<F>(pack: ToolPack, ctx_factory: F) -> Self
+    where
+        F: Fn() -> ExtensionContext + Clone + Send + Sync + 'static,
+    {
+        let tools: Arc<[Arc<dyn AgentTool>]> = pack.agent_tools(ctx_factory).into();
+        let (listed, reports): (Vec<Tool>, Vec<Vec<String>>) =
+            tools.iter().map(|tool| mcp_tool(tool.spec())).unzip();
+        PackServer {
+            tools,
+            listed: listed.into(),
+            schema_report: reports.concat().into(),
+            server_info: Implementation::new("pi-tool-mcp", env!("CARGO_PKG_VERSION")),
+            instructions: None,
+            on_call_end: None,
+        }
+    }
+
+    /// The name and version the server introduces itself with in `initialize`.
+    #[must_use]
+    pub fn with_server_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.server_info = Implementation::new(name, version);
+        self
+    }
+
+    /// Instructions for the client's model, sent in `initialize`.
+    #[must_use]
+    pub fn with_instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Calls `hook` after every finished call (for logs and metrics; not after a call
+    /// whose tool never returns).
+    #[must_use]
+    pub fn on_call_end(mut self, hook: impl Fn(&CallEnd) + Send + Sync + 'static) -> Self {
+        self.on_call_end = Some(Arc::new(hook));
+        self
+    }
+
+    /// The tools as `tools/list` gives them, in pack order.
+    pub fn listed_tools(&self) -> &[Tool] {
+        &self.listed
+    }
+
+    /// What the `mcp` schema profile reported while listing the tools, one line each
+    /// (`tool "x": error: …` means hosts that check schemas will reject that tool;
+    /// warnings name what the listed schema approximates). Empty for portable tools.
+    pub fn schema_report(&self) -> &[String] {
+        &self.schema_report
+    }
+
+    /// Serves on standard input and output until the client closes the connection.
+    /// Standard output carries only protocol messages; write logs to standard error.
+    pub async fn serve_stdio(self) -> Result<(), ServeError> {
+        let running = self
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|error| ServeError(format!("MCP initialisation failed: {error}")))?;
+        running
+            .waiting()
+            .await
+            .map(|_| ())
+            .map_err(|error| ServeError(format!("MCP service task failed: {error}")))
+    }
+
+    /// Serves MCP's streamable HTTP transport on `listener` until the listener fails.
+    /// Clients POST to any path (for example `http://127.0.0.1:8080/mcp`); each client
+    /// session gets its own handler state, all sharing the same tools. rmcp's defaults
+    /// apply: only requests whose `Host` is `localhost`, `127.0.0.1` or `::1` are
+    /// accepted (DNS-rebinding protection), so bind to a loopback address.
+    pub async fn serve_http(self, listener: tokio::net::TcpListener) -> Result<(), ServeError> {
+        use rmcp::transport::streamable_http_server::{
+            StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+        };
+        let service = StreamableHttpService::new(
+            move || Ok(self.clone()),
+            Arc::new(LocalSessionManager::default()),
+            StreamableHttpServerConfig::default(),
+        );
+        loop {
+            let (stream, _) = listener
+                .accept()
+                .await
+                .map_err(|error| ServeError(format!("cannot accept a connection: {error}")))?;
+            let connection = hyper_util::service::TowerToHyperService::new(service.clone());
+            tokio::spawn(async move {
+                // A client that drops its connection ends only that connection.
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), connection)
+                    .await;
+            });
+        }
+    }
+
+    fn find(&self, name: &str) -> Option<&Arc<dyn AgentTool>> {
+        self.tools.iter().find(|tool| tool.name() == name)
+    }
+
+    /// Runs one `tools/call`; see [`run_call`] for the pipeline.
+    async fn call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> CallToolResponse {
+        let Some(tool) = self.find(&request.name) else {
+            // Pi's text for a tool the model named but the agent does not have.
+            let error = ToolError::new(format!("Tool {} not found", request.name));
+            return call_tool_result(Err(error)).into();
+        };
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let call_id = format!("mcp-{}", context.id);
+        // rmcp cancels this token when the client sends `notifications/cancelled` for
+        // this request: it is the call's abort signal.
+        let signal = AbortSignal::from_token(context.ct.clone());
+        let progress =
+            ProgressForwarder::new(context.peer.clone(), context.meta.get_progress_token());
+        let (result, end) =
+            run_call_timed(tool, &call_id, arguments, signal, progress.on_update()).await;
+        progress.finish().await;
+        if let Some(hook) = &self.on_call_end {
+            // A failing log hook must not cost the client its result.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(&end)));
+        }
+        call_tool_result(result).into()
+    }
+}
+
+impl ServerHandler for PackServer {
+    fn get_info(&self) -> ServerConfig {
+        let config = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(self.server_info.clone());
+        match &self.instructions {
+            Some(instructions) => config.with_instructions(instructions.clone()),
+            None => config,
+        }
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(self.listed.to_vec()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.listed.iter().find(|tool| tool.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        Ok(self.call(request, context).await)
+    }
+}
+
+/// Why serving stopped with an error (the handshake failed or the service task died).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServeError(String);
+
+impl fmt::Display for ServeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ServeError {}
