@@ -229,7 +229,9 @@ impl<'a> Batch<'a> {
         call: &ToolCall,
         tool: Arc<dyn AgentTool>,
     ) -> Result<Preparation, ToolError> {
-        let prepared = tool.prepare_arguments(call.arguments.clone())?;
+        // The tool gets its own copy (Pi's `structuredClone` before validation); the
+        // events keep sharing the model's arguments.
+        let prepared = tool.prepare_arguments(Value::clone(&call.arguments))?;
         let mut args = tool
             .spec()
             .parameters

@@ -73,8 +73,8 @@ pub enum AgentEvent {
         tool_call_id: String,
         /// The tool name the call used.
         tool_name: String,
-        /// The raw arguments (not prepared, not validated).
-        args: Value,
+        /// The raw arguments (not prepared, not validated), shared with the tool call.
+        args: Arc<Value>,
     },
     /// A running tool reported progress.
     ToolExecutionUpdate {
@@ -82,8 +82,8 @@ pub enum AgentEvent {
         tool_call_id: String,
         /// The tool name the call used.
         tool_name: String,
-        /// The raw arguments.
-        args: Value,
+        /// The raw arguments, shared with the tool call.
+        args: Arc<Value>,
         /// The partial result, as the tool gave it.
         partial_result: JsonToolResult,
     },
@@ -149,7 +149,7 @@ mod tests {
         let start = AgentEvent::ToolExecutionStart {
             tool_call_id: "c1".into(),
             tool_name: "get_weather".into(),
-            args: json!({"city": "Paris"}),
+            args: Arc::new(json!({"city": "Paris"})),
         };
         assert_eq!(
             serde_json::to_value(&start).unwrap(),
@@ -169,7 +169,7 @@ mod tests {
         let update = AgentEvent::ToolExecutionUpdate {
             tool_call_id: "c1".into(),
             tool_name: "t".into(),
-            args: json!({}),
+            args: Arc::new(json!({})),
             partial_result: JsonToolResult::from_json(json!({"content": []})).unwrap(),
         };
         assert_eq!(

@@ -282,7 +282,9 @@ struct FauxStream {
     partial: Arc<AssistantMessage>,
     phase: Phase,
     /// The arguments of the tool call being streamed (see `tool_call_event`).
-    arguments: serde_json::Value,
+    arguments: Arc<serde_json::Value>,
+    /// `{}`: the arguments of a tool call in the partial before its end, shared.
+    no_arguments: Arc<serde_json::Value>,
 }
 
 impl FauxStream {
@@ -293,7 +295,8 @@ impl FauxStream {
             signal,
             aborted_at_call,
             phase: Phase::Begin,
-            arguments: serde_json::Value::Null,
+            arguments: Arc::new(serde_json::Value::Null),
+            no_arguments: Arc::new(serde_json::Value::Object(Default::default())),
         }
     }
 
@@ -354,34 +357,36 @@ impl FauxStream {
     /// A tool-call block, as Pi's faux provider streams it: the partial gets the call with
     /// `{}` arguments, then the arguments' JSON text, then the arguments themselves and
     /// the complete call. Like Pi, which shares one object between the scripted block, the
-    /// partial and the final message, the call is moved rather than copied: its id and
-    /// name go into the partial at the start, its arguments are held until the end, and
-    /// [`final_event`](Self::final_event) moves the completed call back into the message.
-    /// Only the `toolcall_end` event gets a copy, since it owns its call.
+    /// partial and the final message, nothing is copied but the `toolcall_end` event's id
+    /// and name: the id and name move into the partial at the start, the (shared)
+    /// arguments are held until the end, and [`final_event`](Self::final_event) moves the
+    /// completed call back into the message.
     fn tool_call_event(&mut self, index: usize, step: u8) -> AssistantMessageEvent {
         let partial = Arc::make_mut(&mut self.partial);
         let kind = match (&mut self.turn.content[index], step) {
             (AssistantContent::ToolCall(call), 0) => {
-                self.arguments = std::mem::take(&mut call.arguments);
-                partial.content.push(AssistantContent::tool_call(
-                    std::mem::take(&mut call.id),
-                    std::mem::take(&mut call.name),
-                    serde_json::Value::Object(Default::default()),
-                ));
+                self.arguments = std::mem::replace(&mut call.arguments, self.no_arguments.clone());
+                partial
+                    .content
+                    .push(AssistantContent::ToolCall(super::message::ToolCall {
+                        id: std::mem::take(&mut call.id),
+                        name: std::mem::take(&mut call.name),
+                        arguments: self.no_arguments.clone(),
+                    }));
                 Kind::ToolcallStart
             }
             // JavaScript's JSON.stringify: compact, in the arguments' own key order.
-            (_, 1) => Kind::ToolcallDelta(serde_json::to_string(&self.arguments).unwrap_or_default()),
+            (_, 1) => Kind::ToolcallDelta(serde_json::to_string(&*self.arguments).unwrap_or_default()),
             (_, _) => match partial.content.get_mut(index) {
                 Some(AssistantContent::ToolCall(c)) => {
-                    c.arguments = std::mem::take(&mut self.arguments);
+                    c.arguments = self.arguments.clone();
                     Kind::ToolcallEnd(c.clone())
                 }
                 // The partial always holds the block streamed at step 0.
                 _ => Kind::ToolcallEnd(super::message::ToolCall {
                     id: String::new(),
                     name: String::new(),
-                    arguments: std::mem::take(&mut self.arguments),
+                    arguments: self.arguments.clone(),
                 }),
             },
         };

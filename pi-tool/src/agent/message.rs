@@ -181,7 +181,11 @@ pub struct ToolCall {
     /// The tool's name, as the model wrote it (it may name no tool).
     pub name: String,
     /// The raw arguments: any JSON value, not yet prepared or validated.
-    pub arguments: Value,
+    ///
+    /// Shared, as Pi shares the one object: the streamed partial, the final message,
+    /// the `toolcall_end` event and the `tool_execution_start`/`_update` events all hold
+    /// these arguments without a copy. (Serialised and read as the plain JSON value.)
+    pub arguments: Arc<Value>,
 }
 
 /// One block of an assistant message.
@@ -233,7 +237,7 @@ impl AssistantContent {
         AssistantContent::ToolCall(ToolCall {
             id: id.into(),
             name: name.into(),
-            arguments,
+            arguments: Arc::new(arguments),
         })
     }
 
@@ -480,7 +484,7 @@ mod tests {
         let call = ToolCall {
             id: "c".into(),
             name: "t".into(),
-            arguments: json!({}),
+            arguments: Arc::new(json!({})),
         };
         let empty = JsonToolResult::error("x").with_added_tool_names(Vec::<String>::new());
         assert_eq!(
