@@ -376,7 +376,9 @@ impl FauxStream {
                 Kind::ToolcallStart
             }
             // JavaScript's JSON.stringify: compact, in the arguments' own key order.
-            (_, 1) => Kind::ToolcallDelta(serde_json::to_string(&*self.arguments).unwrap_or_default()),
+            (_, 1) => {
+                Kind::ToolcallDelta(serde_json::to_string(&*self.arguments).unwrap_or_default())
+            }
             (_, _) => match partial.content.get_mut(index) {
                 Some(AssistantContent::ToolCall(c)) => {
                     c.arguments = self.arguments.clone();
