@@ -1,7 +1,8 @@
-//! Parsing of the `#[pi_tool(key = value, ...)]` arguments into a list of keyed values.
+//! Parsing of the `#[pi_tool(key = value, ...)]` and `#[pi_tools(...)]` arguments into a
+//! list of keyed values.
 //!
 //! Parsing is deliberately loose (any `key = expr` list); what each key may hold is
-//! decided in `check.rs`, so that every mistake gets its own targeted message instead of
+//! decided in `check.rs` (and `krate.rs` for `#[pi_tools]`), so that every mistake gets its own targeted message instead of
 //! a generic "expected string literal" from the parser.
 
 use proc_macro2::TokenStream;
@@ -9,16 +10,16 @@ use syn::parse::{ParseStream, Parser};
 use syn::spanned::Spanned;
 use syn::{Expr, Ident, Token};
 
-/// One `key = value` pair as written.
+/// One `key = value` pair as written; `value` is `None` for a bare `key`, which the
+/// caller reports (an unknown bare key deserves "unknown key", a known one "needs a value").
 pub struct Arg {
     pub key: Ident,
-    pub value: Expr,
+    pub value: Option<Expr>,
 }
 
-/// Parses the attribute's arguments. A pair without `= value` is reported here, with the
-/// fix, and parsing continues so that other keys are still checked.
-pub fn parse_args(tokens: TokenStream) -> (Vec<Arg>, Vec<syn::Error>) {
-    let mut errors = Vec::new();
+/// Parses an attribute's arguments. `syntax_help` is the fix shown when they are not a
+/// comma-separated `key = value` list.
+pub fn parse_args(tokens: TokenStream, syntax_help: &str) -> (Vec<Arg>, Vec<syn::Error>) {
     let parser = |input: ParseStream| -> syn::Result<Vec<Arg>> {
         let mut args = Vec::new();
         while !input.is_empty() {
@@ -26,13 +27,12 @@ pub fn parse_args(tokens: TokenStream) -> (Vec<Arg>, Vec<syn::Error>) {
             if input.peek(Token![=]) {
                 input.parse::<Token![=]>()?;
                 let value: Expr = input.parse()?;
-                args.push(Arg { key, value });
+                args.push(Arg {
+                    key,
+                    value: Some(value),
+                });
             } else {
-                errors.push(crate::check::error(
-                    key.span(),
-                    format!("`{key}` needs a value"),
-                    format!("write `{key} = \"...\"`; #[pi_tool] takes `key = value` pairs"),
-                ));
+                args.push(Arg { key, value: None });
                 // Skip whatever follows the bare key up to the next comma.
                 while !input.is_empty() && !input.peek(Token![,]) {
                     input.parse::<proc_macro2::TokenTree>()?;
@@ -46,17 +46,16 @@ pub fn parse_args(tokens: TokenStream) -> (Vec<Arg>, Vec<syn::Error>) {
         Ok(args)
     };
     match parser.parse2(tokens) {
-        Ok(args) => (args, errors),
-        Err(error) => {
-            errors.push(crate::check::error(
-                error.span(),
-                error,
-                "#[pi_tool] takes `key = value` pairs separated by commas, for example #[pi_tool(name = \"get_weather\")]",
-            ));
-            (Vec::new(), errors)
-        }
+        Ok(args) => (args, Vec::new()),
+        Err(error) => (
+            Vec::new(),
+            vec![crate::check::error(error.span(), &error, syntax_help)],
+        ),
     }
 }
+
+/// The fix for a `#[pi_tool(...)]` argument list that does not parse.
+pub const PI_TOOL_SYNTAX: &str = "#[pi_tool] takes `key = value` pairs separated by commas, for example #[pi_tool(name = \"get_weather\")]";
 
 /// The arguments of a `#[pi_tool(...)]` attribute found on a method inside `#[pi_tools]`.
 pub fn attribute_tokens(attr: &syn::Attribute) -> syn::Result<TokenStream> {

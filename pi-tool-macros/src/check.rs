@@ -14,8 +14,9 @@ use crate::attr::Arg;
 use crate::doc::{self, Doc};
 use crate::names;
 
-/// The keys `#[pi_tool]` understands.
-const KEYS: &[&str] = &[
+/// The keys `#[pi_tool]` understands (`crate` only on a free function: a `#[pi_tools]`
+/// block takes it once for all its methods).
+pub const KEYS: &[&str] = &[
     "name",
     "label",
     "description",
@@ -23,6 +24,7 @@ const KEYS: &[&str] = &[
     "prompt_snippet",
     "prompt_guidelines",
     "timeout",
+    "crate",
 ];
 
 const NAME_RULE: &str = "tool names match ^[A-Za-z_][A-Za-z0-9_-]{0,63}$ (the names every major model provider accepts)";
@@ -39,6 +41,8 @@ pub struct Spec {
     pub timeout_ms: Option<u64>,
     pub prompt_snippet: Option<String>,
     pub prompt_guidelines: Vec<String>,
+    /// The `crate = "..."` path of a free function (`None`: `::pi_tool`).
+    pub krate: Option<syn::Path>,
 }
 
 /// Where the description comes from.
@@ -84,7 +88,7 @@ pub fn check(
     errors: &mut Vec<syn::Error>,
 ) -> Option<Spec> {
     let before = errors.len();
-    let keys = check_keys(args, errors);
+    let keys = check_keys(args, place, errors);
     check_signature(tool, place, errors);
 
     let fn_name = tool.ident.to_string();
@@ -150,6 +154,7 @@ pub fn check(
         timeout_ms: keys.timeout_ms,
         prompt_snippet: keys.prompt_snippet,
         prompt_guidelines: keys.prompt_guidelines,
+        krate: keys.krate,
     })
 }
 
@@ -162,25 +167,40 @@ struct Keys {
     timeout_ms: Option<u64>,
     prompt_snippet: Option<String>,
     prompt_guidelines: Vec<String>,
+    krate: Option<syn::Path>,
 }
 
-fn check_keys(args: Vec<Arg>, errors: &mut Vec<syn::Error>) -> Keys {
+fn check_keys(args: Vec<Arg>, place: Place, errors: &mut Vec<syn::Error>) -> Keys {
     let mut keys = Keys::default();
     let mut seen: Vec<String> = Vec::new();
     for Arg { key, value } in args {
         let key_name = key.to_string();
+        let Some(value) = value else {
+            errors.push(error(
+                key.span(),
+                format!("`{key_name}` needs a value"),
+                format!("write `{key_name} = \"...\"`; #[pi_tool] takes `key = value` pairs"),
+            ));
+            continue;
+        };
         if !KEYS.contains(&key_name.as_str()) {
-            let help = match names::closest(&key_name, KEYS) {
-                Some(suggestion) => format!("did you mean `{suggestion}`?"),
-                None => format!(
-                    "the keys are {}",
-                    KEYS.iter()
-                        .map(|k| format!("`{k}`"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
+            errors.push(error(
+                key.span(),
+                format!("unknown key `{key_name}`"),
+                unknown_key_help(&key_name, place),
+            ));
+            continue;
+        }
+        if key_name == "crate" && place == Place::Method {
+            let written = match &value {
+                Expr::Lit(lit) if matches!(lit.lit, Lit::Str(_)) => quote::quote!(#lit).to_string(),
+                _ => "\"...\"".to_owned(),
             };
-            errors.push(error(key.span(), format!("unknown key `{key_name}`"), help));
+            errors.push(error(
+                key.span(),
+                "`crate` goes on #[pi_tools], not on one of its methods",
+                format!("write #[pi_tools(crate = {written})] above the impl block: every tool of the block reaches pi-tool through that one path"),
+            ));
             continue;
         }
         if seen.contains(&key_name) {
@@ -194,6 +214,10 @@ fn check_keys(args: Vec<Arg>, errors: &mut Vec<syn::Error>) -> Keys {
         seen.push(key_name.clone());
         if key_name == "prompt_guidelines" {
             keys.prompt_guidelines = string_array(&value, errors);
+            continue;
+        }
+        if key_name == "crate" {
+            keys.krate = crate::krate::path(&value, errors);
             continue;
         }
         let Some((text, span)) = string_value(&key_name, &value, errors) else {
@@ -243,6 +267,24 @@ fn check_keys(args: Vec<Arg>, errors: &mut Vec<syn::Error>) -> Keys {
         }
     }
     keys
+}
+
+/// The fix for an unknown `#[pi_tool]` key: the closest key, or the list of keys.
+fn unknown_key_help(key: &str, place: Place) -> String {
+    match names::closest(key, KEYS) {
+        Some("crate") if place == Place::Method => {
+            "did you mean `crate`? It goes on the block: #[pi_tools(crate = \"...\")]".to_owned()
+        }
+        Some(suggestion) => format!("did you mean `{suggestion}`?"),
+        None => format!(
+            "the keys are {}",
+            KEYS.iter()
+                .filter(|k| place == Place::Free || **k != "crate")
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
 }
 
 /// A string literal value, or an error that shows how to write one.

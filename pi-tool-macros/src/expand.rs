@@ -1,7 +1,8 @@
 //! Code generation: the tool struct and its trait impls, and the `#[pi_tools]` accessors.
 //!
-//! Everything generated names `::pi_tool::__private::...`, so a user crate needs no direct
-//! dependency on serde_json or schemars. Type-level rules are checked by the trait impls
+//! Everything generated names `::pi_tool::__private::...` (or `<crate>::__private::...` with
+//! a `crate = "..."` key), so a user crate needs no direct dependency on serde_json or
+//! schemars. Type-level rules are checked by the trait impls
 //! themselves (their associated-type bounds are spanned on the user's params and return
 //! types) and by helper functions of `__private` spanned on the user's tokens, whose names
 //! say the rule (`tool_future_must_be_send`), so that rustc's notes read as the fix.
@@ -30,8 +31,9 @@ pub fn tool(
     vis: &Visibility,
     struct_ident: &Ident,
     target: Target<'_>,
+    krate: &syn::Path,
 ) -> TokenStream {
-    let p = quote!(::pi_tool::__private);
+    let p = quote!(#krate::__private);
     let fn_ident = &tool.ident;
     let Output::Result {
         ty: ret,
@@ -43,7 +45,7 @@ pub fn tool(
     };
     let name = &spec.name;
     let label = &spec.label;
-    let description = description_tokens(&spec.description);
+    let description = description_tokens(&spec.description, &p);
 
     // The user's own tokens: the bound of `ToolMetadata::Params` then reports a missing
     // `Deserialize` or `JsonSchema` on the params type, once (serde's note says to derive
@@ -215,7 +217,7 @@ pub fn tool(
     }
 }
 
-fn description_tokens(description: &Description) -> TokenStream {
+fn description_tokens(description: &Description, p: &TokenStream) -> TokenStream {
     match description {
         Description::Given(text) => quote!(#text),
         Description::Doc(doc) => {
@@ -235,9 +237,7 @@ fn description_tokens(description: &Description) -> TokenStream {
                     Piece::Text(t) => quote!(#t),
                     Piece::Expr(e) => quote!(#e),
                 });
-                quote!(::pi_tool::__private::trim_doc(
-                    ::pi_tool::__private::concat!(#(#pieces),*)
-                ))
+                quote!(#p::trim_doc(#p::concat!(#(#pieces),*)))
             }
         }
     }
@@ -267,8 +267,8 @@ pub struct MethodTool<'a> {
 
 /// The accessors `#[pi_tools]` adds to the impl block: one per tool, plus `tools()` and
 /// `tool_definitions()`.
-pub fn accessors(self_ty: &Type, tools: &[MethodTool<'_>]) -> TokenStream {
-    let p = quote!(::pi_tool::__private);
+pub fn accessors(self_ty: &Type, tools: &[MethodTool<'_>], krate: &syn::Path) -> TokenStream {
+    let p = quote!(#krate::__private);
     let each = tools.iter().map(|t| {
         let accessor = format_ident!("{}_tool", t.method.to_string().trim_start_matches("r#"));
         let ident = &t.struct_ident;

@@ -7,7 +7,8 @@
 //! the function into a typed picture, `check` applies every rule (all errors collected,
 //! each spanned on the user's tokens), `expand` generates the code, and `fallback` emits
 //! the original item plus the errors when something is wrong. `doc` turns rustdoc into
-//! the model-facing description.
+//! the model-facing description. `krate` handles the `crate = "..."` key (the path to a
+//! renamed pi-tool), the only argument of `#[pi_tools]`.
 
 mod ast;
 mod attr;
@@ -15,6 +16,7 @@ mod check;
 mod doc;
 mod expand;
 mod fallback;
+mod krate;
 mod names;
 
 use proc_macro::TokenStream;
@@ -64,7 +66,7 @@ fn free_fn(args: TokenStream2, input: TokenStream2) -> TokenStream2 {
             return fallback::emit(input, TokenStream2::new(), vec![error]);
         }
     };
-    let (args, mut errors) = attr::parse_args(args);
+    let (args, mut errors) = attr::parse_args(args, attr::PI_TOOL_SYNTAX);
     let tool = ToolFn::from_signature(&item.sig);
     let spec = check::check(args, &item.attrs, &tool, Place::Free, &mut errors);
     let struct_ident = expand::fn_struct_ident(&item.sig.ident);
@@ -73,8 +75,15 @@ fn free_fn(args: TokenStream2, input: TokenStream2) -> TokenStream2 {
             fallback::emit(input, fallback::stub(&item.vis, &struct_ident), errors)
         }
         Some(spec) if errors.is_empty() => {
-            let generated =
-                expand::tool(&tool, &spec, &item.vis, &struct_ident, expand::Target::Free);
+            let krate = spec.krate.clone().unwrap_or_else(krate::default_path);
+            let generated = expand::tool(
+                &tool,
+                &spec,
+                &item.vis,
+                &struct_ident,
+                expand::Target::Free,
+                &krate,
+            );
             quote!(#item #generated)
         }
         _ => {
@@ -101,14 +110,8 @@ fn impl_block(args: TokenStream2, input: TokenStream2) -> TokenStream2 {
             return fallback::emit(input, TokenStream2::new(), vec![error]);
         }
     };
-    let mut errors = Vec::new();
-    if let Some(first) = args.clone().into_iter().next() {
-        errors.push(check::error(
-            first.span(),
-            "#[pi_tools] takes no arguments",
-            "write #[pi_tools] on the block and the keys on each method's #[pi_tool(...)]",
-        ));
-    }
+    let (krate, mut errors) = krate::block_args(args);
+    let krate = krate.unwrap_or_else(krate::default_path);
     if let Some((path, _)) = &item.trait_ {
         errors.push(check::error(
             path.span(),
@@ -166,7 +169,7 @@ fn impl_block(args: TokenStream2, input: TokenStream2) -> TokenStream2 {
                 continue;
             }
         };
-        let (args, arg_errors) = attr::parse_args(tokens);
+        let (args, arg_errors) = attr::parse_args(tokens, attr::PI_TOOL_SYNTAX);
         errors.extend(arg_errors);
         let tool = ToolFn::from_signature(&method.sig);
         if tool.defers_to_rustc() {
@@ -213,6 +216,7 @@ fn impl_block(args: TokenStream2, input: TokenStream2) -> TokenStream2 {
             &f.vis,
             &f.struct_ident,
             expand::Target::Method { self_ty },
+            &krate,
         ));
         accessors.push(expand::MethodTool {
             method: &f.tool.ident,
@@ -222,10 +226,74 @@ fn impl_block(args: TokenStream2, input: TokenStream2) -> TokenStream2 {
             needs_context: f.tool.needs_context(),
         });
     }
-    let accessors = expand::accessors(self_ty, &accessors);
+    let accessors = expand::accessors(self_ty, &accessors, &krate);
     quote! {
         #item
         #generated
         #accessors
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use quote::quote;
+
+    /// Whether every path of the expansion into pi-tool starts with `prefix`.
+    fn all_through(tokens: &proc_macro2::TokenStream, prefix: &str) -> bool {
+        let text = tokens.to_string();
+        let all = text.matches(":: __private ::").count();
+        all > 0 && text.matches(&format!("{prefix} :: __private ::")).count() == all
+    }
+
+    fn free(args: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
+        super::free_fn(
+            args,
+            quote! {
+                /// Included docs go through `trim_doc`, which the generated code also names.
+                #[doc = concat!("Adds.")]
+                pub async fn add(params: Params) -> Result<String, ToolError> {
+                    Ok(String::new())
+                }
+            },
+        )
+    }
+
+    fn block(args: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
+        super::impl_block(
+            args,
+            quote! {
+                impl Counter {
+                    /// Reads.
+                    #[pi_tool]
+                    async fn read(&self) -> Result<String, ToolError> {
+                        Ok(String::new())
+                    }
+                }
+            },
+        )
+    }
+
+    #[test]
+    fn the_crate_key_replaces_every_path_to_pi_tool() {
+        assert!(all_through(&free(quote!()), ":: pi_tool"));
+        assert!(all_through(&block(quote!()), ":: pi_tool"));
+        for (args, prefix) in [
+            (quote!(crate = "pt"), "pt"),
+            (quote!(crate = "::pt"), ":: pt"),
+            (
+                quote!(crate = "my::reexport::pi_tool"),
+                "my :: reexport :: pi_tool",
+            ),
+        ] {
+            for expanded in [free(args.clone()), block(args)] {
+                assert!(
+                    !expanded.to_string().contains("compile_error"),
+                    "{expanded}"
+                );
+                assert!(all_through(&expanded, prefix), "{prefix}: {expanded}");
+            }
+        }
+        let free = free(quote!(crate = "pt")).to_string();
+        assert!(free.contains("pt :: __private :: trim_doc (pt :: __private :: concat !"));
     }
 }

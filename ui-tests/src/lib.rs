@@ -2,7 +2,8 @@
 //!
 //! - `tests/ui/pass/*.rs`: every supported form compiles and its `main` runs (Pi's four-
 //!   and five-argument forms, params only, no params, text results, `Result` aliases,
-//!   `pub(crate)`, `#[doc = include_str!(..)]`, every attribute key, `#[pi_tools]` blocks).
+//!   `pub(crate)`, `#[doc = include_str!(..)]`, every attribute key, `#[pi_tools]` blocks,
+//!   pi-tool under another name with `crate = "..."`).
 //! - `tests/ui/fail/*.rs`: one mistake each; its `.stderr` snapshot is the one error the
 //!   user sees, spanned on their own tokens and saying how to fix it.
 //!

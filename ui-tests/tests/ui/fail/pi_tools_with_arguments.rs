@@ -9,7 +9,7 @@ pub struct Params {
 
 pub struct Weather;
 
-#[pi_tools(name = "weather")]
+#[pi_tools(krate = "pi_tool")]
 impl Weather {
     /// Return the weather for a city.
     #[pi_tool]
