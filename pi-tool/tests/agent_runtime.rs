@@ -497,3 +497,84 @@ async fn the_timeout_attribute_ends_a_typed_tool() {
         )]
     );
 }
+
+/// With secrets configured, every error text the loop builds is redacted before the
+/// events, the transcript and the next model request see it: a tool's own error, a panic
+/// message, and a validation failure echoing the model's arguments.
+#[tokio::test]
+async fn configured_secrets_are_redacted_from_every_error_result() {
+    const SECRET: &str = "hunter2-secret-value";
+    let model = Arc::new(FauxModel::new(vec![FauxTurn::new(vec![
+        AssistantContent::tool_call("c1", "fails", json!({})),
+        AssistantContent::tool_call("c2", "panics", json!({})),
+        AssistantContent::tool_call("c3", "strict", json!({"token": SECRET})),
+    ])]));
+    let fails = tool("fails", |_, _, _| async {
+        Err(ToolError::new(format!(
+            "login failed with password {SECRET}"
+        )))
+    });
+    let panics = tool("panics", |_, _, _| async {
+        if SECRET.len() > 1 {
+            panic!("header Authorization: Bearer {SECRET}");
+        }
+        Ok(JsonToolResult::error("unreachable"))
+    });
+    let mut strict = tool("strict", |_, _, _| async {
+        Ok(JsonToolResult::error("unreachable"))
+    });
+    strict.spec.parameters = Arc::new(ToolSchema::from_json(
+        json!({"type": "object", "properties": {}, "additionalProperties": false}),
+    ));
+    let redactor = pi_tool::safety::Redactor::new([SECRET]).unwrap();
+    let agent = Agent::new(
+        AgentOptions::new(model.clone())
+            .redact_secrets(redactor)
+            .tools(vec![Arc::new(fails), Arc::new(panics), Arc::new(strict)]),
+    );
+    let ends = Arc::new(Mutex::new(Vec::new()));
+    let sink = ends.clone();
+    agent.subscribe(move |event, _| {
+        if let AgentEvent::ToolExecutionEnd {
+            result, is_error, ..
+        } = event
+        {
+            sink.lock()
+                .unwrap()
+                .push((result.text_content(), *is_error));
+        }
+        Ok(())
+    });
+    agent.prompt("go").await.unwrap();
+
+    let ends = ends.lock().unwrap().clone();
+    assert_eq!(ends.len(), 3);
+    assert!(ends.iter().all(|(_, is_error)| *is_error));
+    // End events come in completion order (the validation failure ends first).
+    let texts: Vec<&str> = ends.iter().map(|(t, _)| t.as_str()).collect();
+    assert!(
+        texts.contains(&"login failed with password [REDACTED]"),
+        "{texts:?}"
+    );
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.contains("panicked") && t.contains("[REDACTED]")),
+        "{texts:?}"
+    );
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.starts_with("Validation failed for tool \"strict\"")
+                && t.contains("\"token\": \"[REDACTED]\"")),
+        "{texts:?}"
+    );
+    for (text, _) in &ends {
+        assert!(!text.contains(SECRET), "{text}");
+    }
+    let next_request = serde_json::to_string(&model.requests()[1].messages).unwrap();
+    let results_only: Vec<&str> = next_request.matches(SECRET).collect();
+    // The assistant message keeps the model's own arguments (it wrote them); no tool
+    // result repeats the secret.
+    assert_eq!(results_only.len(), 1, "{next_request}");
+}

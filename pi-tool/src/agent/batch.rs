@@ -205,7 +205,26 @@ pub(crate) async fn execute_tool_calls(
 
 impl<'a> Batch<'a> {
     /// Pi's `prepareToolCall`.
+    /// [`Self::prepare_call`], with the error text redacted when the host configured
+    /// secrets.
     async fn prepare(&self, call: &ToolCall) -> Preparation {
+        match self.prepare_call(call).await {
+            Preparation::Immediate(result) => Preparation::Immediate(self.redacted(result, true)),
+            prepared => prepared,
+        }
+    }
+
+    /// Error results are the model-visible text most likely to carry what a tool or hook
+    /// saw (a token in an error message, a header in a panic): redact them when the host
+    /// configured a redactor.
+    fn redacted(&self, mut result: JsonToolResult, is_error: bool) -> JsonToolResult {
+        if is_error && let Some(redactor) = &self.config.redactor {
+            redactor.redact_content(&mut result.content);
+        }
+        result
+    }
+
+    async fn prepare_call(&self, call: &ToolCall) -> Preparation {
         let Some(tool) = self.context.find_tool(&call.name) else {
             return Preparation::Immediate(error_result(format!("Tool {} not found", call.name)));
         };
@@ -273,7 +292,22 @@ impl<'a> Batch<'a> {
 
     /// Execute and finalize one prepared call (Pi's `executePreparedToolCall` +
     /// `finalizeExecutedToolCall`; with `check_abort`, the parallel thunk's abort check).
+    /// [`Self::execute_call`], with error text redacted (see [`Self::redacted`]).
     async fn run_call(
+        &self,
+        call: &ToolCall,
+        tool: Arc<dyn AgentTool>,
+        args: Value,
+        on_update: crate::update::OnUpdate<Option<Value>>,
+        check_abort: bool,
+    ) -> (JsonToolResult, bool) {
+        let (result, is_error) = self
+            .execute_call(call, tool, args, on_update, check_abort)
+            .await;
+        (self.redacted(result, is_error), is_error)
+    }
+
+    async fn execute_call(
         &self,
         call: &ToolCall,
         tool: Arc<dyn AgentTool>,

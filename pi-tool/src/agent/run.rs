@@ -28,6 +28,7 @@ use super::message::{AssistantMessage, Message, StopReason, ToolCall, ToolResult
 use super::model::{AssistantMessageEvent, Context, Model, StreamFn, StreamOptions, ThinkingLevel};
 use crate::abort::AbortSignal;
 use crate::mode::ToolExecutionMode;
+use crate::safety::Redactor;
 
 /// Where the loop sends its events (Pi's `emit`). The loop awaits every emit before it
 /// moves on.
@@ -101,6 +102,8 @@ pub struct LoopConfig {
     pub max_concurrency: Option<NonZeroUsize>,
     /// Ends a call that runs longer, for tools without their own timeout.
     pub tool_timeout: Option<Duration>,
+    /// Redacts configured secrets from every error result before the model sees it.
+    pub redactor: Option<Arc<Redactor>>,
 }
 
 impl LoopConfig {
@@ -117,6 +120,7 @@ impl LoopConfig {
             follow_up_messages: None,
             max_concurrency: None,
             tool_timeout: None,
+            redactor: None,
         }
     }
 }

@@ -33,6 +33,7 @@ use super::run::{
 };
 use crate::abort::{AbortController, AbortSignal};
 use crate::mode::ToolExecutionMode;
+use crate::safety::Redactor;
 use crate::tool::AgentTool;
 
 /// What a listener returns: an error is reported, never propagated.
@@ -129,6 +130,8 @@ pub struct AgentOptions {
     pub max_concurrency: Option<NonZeroUsize>,
     /// Ends a call that runs longer, for tools without their own timeout.
     pub tool_timeout: Option<Duration>,
+    /// Redacts configured secrets from every error result before the model sees it.
+    pub redactor: Option<Arc<Redactor>>,
     /// Steering delivery.
     pub steering_mode: QueueMode,
     /// Follow-up delivery.
@@ -154,6 +157,7 @@ impl AgentOptions {
             prepare_next_turn: None,
             max_concurrency: None,
             tool_timeout: None,
+            redactor: None,
             steering_mode: QueueMode::OneAtATime,
             follow_up_mode: QueueMode::OneAtATime,
         }
@@ -219,6 +223,15 @@ impl AgentOptions {
     #[must_use]
     pub fn tool_timeout(mut self, timeout: Duration) -> Self {
         self.tool_timeout = Some(timeout);
+        self
+    }
+
+    /// Redacts `redactor`'s secrets (and its built-in token patterns) from the text of
+    /// every error result: tool errors, panics, hook failures, block reasons and
+    /// validation messages, before events, the transcript or the model see them.
+    #[must_use]
+    pub fn redact_secrets(mut self, redactor: Redactor) -> Self {
+        self.redactor = Some(Arc::new(redactor));
         self
     }
 }
@@ -570,6 +583,7 @@ impl Agent {
             follow_up_messages: Some(Arc::new(move || lock(&follow_up).drain())),
             max_concurrency: options.max_concurrency,
             tool_timeout: options.tool_timeout,
+            redactor: options.redactor.clone(),
         };
         Ok((controller.signal(), context, config))
     }

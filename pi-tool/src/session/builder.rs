@@ -198,14 +198,20 @@ impl AgentSessionBuilder {
             owners: owners.clone(),
         };
         let (stream_fn, model, tool_execution) = (self.stream_fn, self.model, self.tool_execution);
+        // The agent redacts the errors the loop itself builds (validation, unknown tool,
+        // panics, timeouts); the session's hooks redact what extensions hand back.
+        let agent_redactor = parts.redactor.clone();
         let shared = Arc::new_cyclic(|weak| {
             let hooks = Arc::new(SessionHooks(weak.clone()));
-            let options = AgentOptions::new(stream_fn)
+            let mut options = AgentOptions::new(stream_fn)
                 .model(model)
                 .tool_execution(tool_execution)
                 .before_tool_call(hooks.clone())
                 .after_tool_call(hooks.clone())
                 .prepare_next_turn(hooks);
+            if let Some(redactor) = agent_redactor {
+                options = options.redact_secrets(redactor);
+            }
             Shared::new(Agent::new(options), parts)
         });
         shared
