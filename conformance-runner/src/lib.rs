@@ -112,6 +112,25 @@ pub fn judge(id: &str, output: &str, expected_dir: &Path) -> Verdict {
     }
 }
 
+/// Loads, runs and judges one scenario file: its id (the file name when it cannot be
+/// read) and the verdict.
+pub async fn check_file(file: &Path, expected_dir: &Path) -> (String, Verdict) {
+    let scenario = match load(file) {
+        Ok(s) => s,
+        Err(e) => return (file.display().to_string(), Verdict::Fail(e)),
+    };
+    let id = scenario
+        .get("id")
+        .and_then(|v| v.as_str())
+        .unwrap_or_default()
+        .to_owned();
+    let verdict = match run_scenario(&scenario).await {
+        Outcome::Skipped(reason) => Verdict::Skipped(reason),
+        Outcome::Output(output) => judge(&id, &output, expected_dir),
+    };
+    (id, verdict)
+}
+
 /// Reads a scenario file.
 pub fn load(path: &Path) -> Result<serde_json::Value, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;

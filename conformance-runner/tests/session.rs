@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use pi_tool_conformance::{Outcome, Verdict, judge, load, run_scenario, scenario_files};
+use pi_tool_conformance::{Verdict, check_file, scenario_files};
 use serde_json::Value;
 
 fn conformance_dir() -> PathBuf {
@@ -15,20 +15,7 @@ fn conformance_dir() -> PathBuf {
 }
 
 async fn verdict(file: &Path, expected: &Path) -> (String, Verdict) {
-    let scenario = match load(file) {
-        Ok(s) => s,
-        Err(e) => return (file.display().to_string(), Verdict::Fail(e)),
-    };
-    let id = scenario
-        .get("id")
-        .and_then(|v| v.as_str())
-        .unwrap_or_default()
-        .to_owned();
-    let verdict = match run_scenario(&scenario).await {
-        Outcome::Skipped(reason) => Verdict::Skipped(reason),
-        Outcome::Output(output) => judge(&id, &output, expected),
-    };
-    (id, verdict)
+    check_file(file, expected).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
