@@ -65,7 +65,7 @@ pub async fn run_call(
                 controller.abort();
                 return Err(ToolError::with_kind(
                     ToolErrorKind::Timeout,
-                    format!("Tool \"{name}\" timed out after {} ms", limit.as_millis()),
+                    format!("Tool {name} timed out after {}", format_duration(limit)),
                 ));
             }
         },
@@ -100,11 +100,21 @@ fn panicked(tool: &str, payload: Box<dyn Any + Send>) -> ToolError {
         .downcast_ref::<&str>()
         .map(|s| (*s).to_owned())
         .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic without a message".to_owned());
+        .unwrap_or_else(|| "unknown panic payload".to_owned());
     ToolError::with_kind(
         ToolErrorKind::Panicked,
-        format!("Tool \"{tool}\" panicked: {message}"),
+        format!("Tool {tool} panicked: {message}"),
     )
+}
+
+/// The agent runtime's spelling of a duration (`30s`, `1500ms`), so that a timeout reads
+/// the same over MCP as in the agent loop.
+fn format_duration(d: std::time::Duration) -> String {
+    if d.subsec_nanos() == 0 {
+        format!("{}s", d.as_secs())
+    } else {
+        format!("{}ms", d.as_millis())
+    }
 }
 
 #[cfg(test)]
@@ -158,7 +168,7 @@ mod tests {
         .await
         .unwrap_err();
         assert_eq!(error.kind(), ToolErrorKind::Panicked);
-        assert_eq!(error.message(), "Tool \"scripted\" panicked: boom");
+        assert_eq!(error.message(), "Tool scripted panicked: boom");
     }
 
     #[tokio::test]

@@ -151,7 +151,7 @@ async fn a_panicking_tool_gives_an_error_result_and_the_server_lives_on() {
     assert_eq!(
         response["result"],
         json!({
-            "content": [{"type": "text", "text": "Tool \"explode\" panicked: the tool exploded"}],
+            "content": [{"type": "text", "text": "Tool explode panicked: the tool exploded"}],
             "isError": true
         }),
         "{response}"
