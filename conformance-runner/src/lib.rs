@@ -69,10 +69,21 @@ pub fn documented_difference(id: &str) -> Option<&'static str> {
         .map(|(_, reason)| *reason)
 }
 
-/// Where pi-tool's own expected trace of a documented difference lives.
+/// Where pi-tool's own expected trace of a documented difference lives: an
+/// `expected-pi-tool/` folder beside the expected folder, else the repository's own
+/// (so that checking against a pristine copy of Pi's suite still knows our traces).
 pub fn own_expected_path(expected_dir: &Path, id: &str) -> PathBuf {
-    let parent = expected_dir.parent().unwrap_or(Path::new("."));
-    parent.join("expected-pi-tool").join(format!("{id}.json"))
+    let file = format!("{id}.json");
+    let beside = expected_dir
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join("expected-pi-tool");
+    if beside.is_dir() {
+        return beside.join(file);
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/expected-pi-tool")
+        .join(file)
 }
 
 /// The verdict for one scenario.

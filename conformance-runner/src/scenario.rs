@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use pi_tool::agent::{
-    Agent, AgentEvent, AgentOptions, Context, FauxModel, FauxTurn, LoopConfig, Message,
+    Agent, AgentEvent, AgentOptions, Context, FauxModel, FauxTurn, LoopConfig, Message, StopReason,
     run_agent_loop,
 };
 use pi_tool::{AbortController, AgentTool, ToolExecutionMode};
@@ -140,26 +140,7 @@ async fn run_agent_layer(s: &Value) -> Value {
         .flatten()
         .map(|def| Arc::new(DataTool::new(def.clone(), host.clone())) as Arc<dyn AgentTool>)
         .collect();
-    let turns: Vec<FauxTurn> = s
-        .get("model")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|t| serde_json::from_value(t.clone()).ok())
-        .collect();
-    let model_recorder = recorder.clone();
-    let faux = FauxModel::new(turns).on_request(move |request| {
-        model_recorder.harness(
-            "model_call",
-            json!({
-                "index": request.index,
-                "aborted": request.aborted,
-                "systemPrompt": request.system_prompt,
-                "tools": request.tools,
-                "messages": request.messages.iter().map(summarise_message).collect::<Vec<_>>(),
-            }),
-        );
-    });
+    let faux = scripted_model(s, &recorder, |prompt| Value::from(prompt));
     let hooks = s.get("hooks");
     let rules = |key: &str| {
         hooks
@@ -279,5 +260,44 @@ async fn run_agent_layer(s: &Value) -> Value {
         "events": recorder.entries(),
         "toolResults": tool_results,
         "final": Value::Object(final_),
+    })
+}
+
+/// The faux model of a scenario's `model` script (FORMAT.md §4), recording each request
+/// as `harness:model_call` with the system prompt shown through `prompt_view`.
+///
+/// A turn that cannot be read becomes an `error` turn saying why, at its own index, so
+/// that a broken scenario fails its comparison instead of silently shifting the script.
+pub(crate) fn scripted_model(
+    s: &Value,
+    recorder: &Recorder,
+    prompt_view: fn(&str) -> Value,
+) -> FauxModel {
+    let turns: Vec<FauxTurn> = s
+        .get("model")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .map(|(index, turn)| {
+            serde_json::from_value(turn.clone()).unwrap_or_else(|error| {
+                FauxTurn::new(Vec::new())
+                    .with_stop_reason(StopReason::Error)
+                    .with_error_message(format!("unreadable scripted turn {index}: {error}"))
+            })
+        })
+        .collect();
+    let recorder = recorder.clone();
+    FauxModel::new(turns).on_request(move |request| {
+        recorder.harness(
+            "model_call",
+            json!({
+                "index": request.index,
+                "aborted": request.aborted,
+                "systemPrompt": prompt_view(&request.system_prompt),
+                "tools": request.tools,
+                "messages": request.messages.iter().map(summarise_message).collect::<Vec<_>>(),
+            }),
+        );
     })
 }

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use pi_tool::agent::{FauxModel, FauxTurn, Message};
+use pi_tool::agent::{FauxModel, Message};
 use pi_tool::session::{
     AgentSession, ExtensionApi, FnExtension, SessionError, SessionEvent, ToolCallDecision,
     ToolCallEvent, ToolCallHandler, ToolResultEvent, ToolResultHandler, ToolResultPatch,
@@ -383,26 +383,7 @@ pub async fn run_session_layer(s: &Value) -> Value {
         .and_then(Value::as_str)
         .unwrap_or("What's the weather?")
         .to_owned();
-    let turns: Vec<FauxTurn> = s
-        .get("model")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|t| serde_json::from_value(t.clone()).ok())
-        .collect();
-    let model_recorder = recorder.clone();
-    let faux = FauxModel::new(turns).on_request(move |request| {
-        model_recorder.harness(
-            "model_call",
-            json!({
-                "index": request.index,
-                "aborted": request.aborted,
-                "systemPrompt": prompt_view(&request.system_prompt),
-                "tools": request.tools,
-                "messages": request.messages.iter().map(summarise_message).collect::<Vec<_>>(),
-            }),
-        );
-    });
+    let faux = crate::scenario::scripted_model(s, &recorder, prompt_view);
 
     let slot: Arc<Mutex<Option<AgentSession>>> = Arc::default();
     let mut builder = AgentSession::builder(Arc::new(faux))
