@@ -16,8 +16,8 @@ use pi_tool::session::{
     ToolSource,
 };
 use pi_tool::{
-    AbortSignal, Content, ExtensionContext, ExtensionUi, JsonToolResult, Mode, OnUpdate,
-    ToolDefinition, ToolError, ToolSpec,
+    AbortSignal, Content, ExtensionContext, ExtensionUi, JsonDetails, JsonToolResult, Mode,
+    OnUpdate, ToolDefinition, ToolError, ToolSpec,
 };
 use serde_json::{Map, Value, json};
 
@@ -173,7 +173,7 @@ impl ToolDefinition for SessionTool {
         tool_call_id: &str,
         params: Value,
         signal: AbortSignal,
-        on_update: OnUpdate<Option<Value>>,
+        on_update: OnUpdate<Option<JsonDetails>>,
         ctx: ExtensionContext,
     ) -> Result<JsonToolResult, ToolError> {
         let id = tool_call_id.to_owned();
@@ -260,7 +260,7 @@ impl ToolResultHandler for RuleHandler {
             serde_json::to_value(&event.content).unwrap_or(Value::Null),
         );
         if let Some(details) = &event.details {
-            extra.insert("details".into(), details.clone());
+            extra.insert("details".into(), details.as_value().clone());
         }
         extra.insert("isError".into(), Value::Bool(event.is_error));
         if let Some(usage) = &event.usage {

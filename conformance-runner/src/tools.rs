@@ -9,8 +9,8 @@ use pi_tool::agent::{
     BeforeToolCallContext, BeforeToolCallResult,
 };
 use pi_tool::{
-    AbortController, AbortSignal, AgentTool, Content, JsonToolResult, OnUpdate, ToolError,
-    ToolExecutionMode, ToolSchema, ToolSpec,
+    AbortController, AbortSignal, AgentTool, Content, JsonDetails, JsonToolResult, OnUpdate,
+    ToolError, ToolExecutionMode, ToolSchema, ToolSpec,
 };
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
@@ -189,7 +189,7 @@ impl AgentTool for DataTool {
         tool_call_id: &str,
         params: Value,
         signal: AbortSignal,
-        on_update: OnUpdate<Option<Value>>,
+        on_update: OnUpdate<Option<JsonDetails>>,
     ) -> Result<JsonToolResult, ToolError> {
         self.run_steps(tool_call_id, params, signal, on_update, &|_| None)
             .await
@@ -212,7 +212,7 @@ impl DataTool {
         tool_call_id: &str,
         params: Value,
         signal: AbortSignal,
-        on_update: OnUpdate<Option<Value>>,
+        on_update: OnUpdate<Option<JsonDetails>>,
         extra: ExtraStep<'_>,
     ) -> Result<JsonToolResult, ToolError> {
         self.host.recorder.harness(

@@ -11,7 +11,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::FutureExt;
-use pi_tool::{AbortSignal, AgentTool, JsonToolResult, OnUpdate, ToolError, ToolErrorKind, Value};
+use pi_tool::{
+    AbortSignal, AgentTool, JsonDetails, JsonToolResult, OnUpdate, ToolError, ToolErrorKind, Value,
+};
 
 /// How a call ended, for logs and hosts (the model only sees the result's text).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,7 +47,7 @@ pub async fn run_call(
     tool_call_id: &str,
     arguments: Value,
     signal: AbortSignal,
-    on_update: OnUpdate<Option<Value>>,
+    on_update: OnUpdate<Option<JsonDetails>>,
 ) -> Result<JsonToolResult, ToolError> {
     let name = tool.name().to_owned();
     let checked = std::panic::catch_unwind(AssertUnwindSafe(|| tool.check_arguments(arguments)))
@@ -79,7 +81,7 @@ pub(crate) async fn run_call_timed(
     tool_call_id: &str,
     arguments: Value,
     signal: AbortSignal,
-    on_update: OnUpdate<Option<Value>>,
+    on_update: OnUpdate<Option<JsonDetails>>,
 ) -> (Result<JsonToolResult, ToolError>, CallEnd) {
     let started = Instant::now();
     let result = run_call(tool, tool_call_id, arguments, signal, on_update).await;
@@ -138,7 +140,7 @@ mod tests {
             _id: &str,
             params: Value,
             signal: AbortSignal,
-            _on_update: OnUpdate<Option<Value>>,
+            _on_update: OnUpdate<Option<JsonDetails>>,
         ) -> Result<JsonToolResult, ToolError> {
             if params.get("wait").is_some() {
                 signal.sleep(Duration::from_secs(60)).await?;

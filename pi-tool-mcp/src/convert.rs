@@ -70,7 +70,7 @@ pub(crate) fn call_tool_result(result: Result<JsonToolResult, ToolError>) -> Cal
         Ok(result) => {
             let mut meta = JsonObject::new();
             if let Some(details) = result.details {
-                meta.insert(DETAILS_META_KEY.to_owned(), details);
+                meta.insert(DETAILS_META_KEY.to_owned(), details.into_value());
             }
             if let Some(terminate) = result.terminate {
                 meta.insert(
@@ -156,7 +156,8 @@ mod tests {
 
     #[test]
     fn details_travel_in_meta_not_in_content() {
-        let result = JsonToolResult::text("Tokyo: 24 degrees celsius", Some(json!({"t": 24})));
+        let result =
+            JsonToolResult::text("Tokyo: 24 degrees celsius", Some(json!({"t": 24}).into()));
         let value = serde_json::to_value(call_tool_result(Ok(result))).unwrap();
         assert_eq!(value["isError"], json!(false));
         assert_eq!(value["_meta"][DETAILS_META_KEY], json!({"t": 24}));
@@ -168,7 +169,8 @@ mod tests {
 
     #[test]
     fn progress_counts_up_and_carries_the_text() {
-        let update = JsonToolResult::text("Checking Tokyo...", Some(json!({"phase": "lookup"})));
+        let update =
+            JsonToolResult::text("Checking Tokyo...", Some(json!({"phase": "lookup"}).into()));
         let value = serde_json::to_value(progress_param(
             ProgressToken(rmcp::model::NumberOrString::Number(7)),
             2,

@@ -8,7 +8,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use pi_tool::{JsonToolResult, OnUpdate, Value};
+use pi_tool::{JsonDetails, JsonToolResult, OnUpdate};
 use rmcp::model::ProgressToken;
 use rmcp::service::{Peer, RoleServer};
 use tokio::sync::mpsc;
@@ -20,7 +20,7 @@ type Slot = Arc<Mutex<Option<mpsc::UnboundedSender<JsonToolResult>>>>;
 
 /// Sends one call's progress updates to the client.
 pub(crate) struct ProgressForwarder {
-    on_update: OnUpdate<Option<Value>>,
+    on_update: OnUpdate<Option<JsonDetails>>,
     sender: Slot,
     task: Option<JoinHandle<()>>,
 }
@@ -63,7 +63,7 @@ impl ProgressForwarder {
     }
 
     /// The callback to hand to the tool.
-    pub(crate) fn on_update(&self) -> OnUpdate<Option<Value>> {
+    pub(crate) fn on_update(&self) -> OnUpdate<Option<JsonDetails>> {
         self.on_update.clone()
     }
 

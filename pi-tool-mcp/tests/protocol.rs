@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use pi_tool::{
-    AbortSignal, AgentTool, JsonToolResult, OnUpdate, ToolError, ToolOwner, ToolPack, ToolSchema,
-    ToolSpec, Value, async_trait, json,
+    AbortSignal, AgentTool, JsonDetails, JsonToolResult, OnUpdate, ToolError, ToolOwner, ToolPack,
+    ToolSchema, ToolSpec, Value, async_trait, json,
 };
 use pi_tool_mcp::PackServer;
 use pi_tool_mcp::rmcp::ServiceExt;
@@ -26,7 +26,7 @@ impl AgentTool for Explode {
         _id: &str,
         _params: Value,
         _signal: AbortSignal,
-        _on_update: OnUpdate<Option<Value>>,
+        _on_update: OnUpdate<Option<JsonDetails>>,
     ) -> Result<JsonToolResult, ToolError> {
         panic!("the tool exploded")
     }
@@ -45,12 +45,12 @@ impl AgentTool for Steps {
         id: &str,
         _params: Value,
         _signal: AbortSignal,
-        on_update: OnUpdate<Option<Value>>,
+        on_update: OnUpdate<Option<JsonDetails>>,
     ) -> Result<JsonToolResult, ToolError> {
         for step in 1..=3 {
             on_update.call(JsonToolResult::text(
                 format!("step {step}"),
-                Some(json!(step)),
+                Some(json!(step).into()),
             ));
         }
         Ok(JsonToolResult::text(format!("done {id}"), None))

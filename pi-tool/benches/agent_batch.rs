@@ -7,8 +7,8 @@ use std::sync::Arc;
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use pi_tool::agent::{Agent, AgentOptions, AssistantContent, FauxModel, FauxTurn};
 use pi_tool::{
-    AbortSignal, AgentTool, JsonToolResult, OnUpdate, ToolError, ToolExecutionMode, ToolSchema,
-    ToolSpec, Value, async_trait, json,
+    AbortSignal, AgentTool, JsonDetails, JsonToolResult, OnUpdate, ToolError, ToolExecutionMode,
+    ToolSchema, ToolSpec, Value, async_trait, json,
 };
 
 struct Echo(ToolSpec);
@@ -24,7 +24,7 @@ impl AgentTool for Echo {
         _tool_call_id: &str,
         _params: Value,
         _signal: AbortSignal,
-        _on_update: OnUpdate<Option<Value>>,
+        _on_update: OnUpdate<Option<JsonDetails>>,
     ) -> Result<JsonToolResult, ToolError> {
         Ok(JsonToolResult::text("ok", None))
     }

@@ -11,8 +11,8 @@ use pi_tool::session::{
     AgentSession, ExtensionApi, FnExtension, SessionError, ToolCallEvent, ToolResultEvent,
 };
 use pi_tool::{
-    AbortSignal, ExtensionContext, JsonToolResult, OnUpdate, ToolDefinition, ToolError, ToolSchema,
-    ToolSpec, Value, async_trait, json,
+    AbortSignal, ExtensionContext, JsonDetails, JsonToolResult, OnUpdate, ToolDefinition,
+    ToolError, ToolSchema, ToolSpec, Value, async_trait, json,
 };
 
 struct Echo(ToolSpec);
@@ -28,7 +28,7 @@ impl ToolDefinition for Echo {
         _tool_call_id: &str,
         _params: Value,
         _signal: AbortSignal,
-        _on_update: OnUpdate<Option<Value>>,
+        _on_update: OnUpdate<Option<JsonDetails>>,
         _ctx: ExtensionContext,
     ) -> Result<JsonToolResult, ToolError> {
         Ok(JsonToolResult::text("ok", None))

@@ -131,6 +131,7 @@ mod abort;
 pub mod agent;
 mod content;
 mod context;
+mod details;
 mod error;
 mod mode;
 pub mod pack;
@@ -149,6 +150,7 @@ pub use context::{
     ContextError, ExtensionContext, ExtensionContextBuilder, ExtensionUi, Mode, NoUi, NotifyLevel,
     STALE_CONTEXT_MESSAGE,
 };
+pub use details::JsonDetails;
 pub use error::{ABORTED_MESSAGE, ToolError, ToolErrorKind};
 pub use mode::ToolExecutionMode;
 pub use pack::{PackEntry, PackError, ToolOwner, ToolPack, check_tool_name};

@@ -16,7 +16,7 @@
 //! # #[pi_tool::async_trait]
 //! # impl AgentTool for Echo {
 //! #     fn spec(&self) -> &ToolSpec { &self.0 }
-//! #     async fn execute(&self, _: &str, p: Value, _: AbortSignal, _: OnUpdate<Option<Value>>)
+//! #     async fn execute(&self, _: &str, p: Value, _: AbortSignal, _: OnUpdate<Option<JsonDetails>>)
 //! #         -> Result<JsonToolResult, ToolError> { Ok(JsonToolResult::error(p.to_string())) }
 //! # }
 //! # fn echo(name: &str) -> Arc<dyn AgentTool> {
@@ -45,6 +45,7 @@ use serde_json::Value;
 
 use crate::abort::AbortSignal;
 use crate::context::ExtensionContext;
+use crate::details::JsonDetails;
 use crate::error::ToolError;
 use crate::result::JsonToolResult;
 use crate::tool::{AgentTool, IntoToolDefinition, ToolDefinition, ToolSpec, wrap_tool_definition};
@@ -348,7 +349,7 @@ impl ToolDefinition for Renamed {
         tool_call_id: &str,
         params: Value,
         signal: AbortSignal,
-        on_update: OnUpdate<Option<Value>>,
+        on_update: OnUpdate<Option<JsonDetails>>,
         ctx: ExtensionContext,
     ) -> Result<JsonToolResult, ToolError> {
         self.inner

@@ -5,15 +5,17 @@
 //! `added_tool_names`. Its JSON is Pi's (`addedToolNames`, keys left out when unset).
 //!
 //! Tools that cross the object-safe [`AgentTool`](crate::AgentTool) boundary use
-//! [`JsonToolResult`], where `details` is `Option<Value>`: `None` means the tool returned no
-//! `details` key at all, which Pi keeps distinct from `details: null`.
+//! [`JsonToolResult`], where `details` is `Option<JsonDetails>`: `None` means the tool returned
+//! no `details` key at all, which Pi keeps distinct from `details: null`. Typed details become
+//! JSON text once, at that boundary ([`JsonDetails`]).
 
 use std::any::Any;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::content::Content;
+use crate::details::JsonDetails;
 use crate::error::ToolError;
 
 /// The result of one tool execution, or one progress update (Pi's `AgentToolResult<T>`).
@@ -46,12 +48,12 @@ pub struct AgentToolResult<D = Value> {
 
 /// A result at the JSON level, as [`AgentTool`](crate::AgentTool) returns it.
 ///
-/// `details: None` means "no details key", `Some(Value::Null)` means `details: null`.
-pub type JsonToolResult = AgentToolResult<Option<Value>>;
+/// `details: None` means "no details key", `Some(JsonDetails::null())` means `details: null`.
+pub type JsonToolResult = AgentToolResult<Option<JsonDetails>>;
 
 fn details_absent<D: 'static>(details: &D) -> bool {
     (details as &dyn Any)
-        .downcast_ref::<Option<Value>>()
+        .downcast_ref::<Option<JsonDetails>>()
         .is_some_and(Option::is_none)
 }
 
@@ -129,9 +131,9 @@ impl<D> AgentToolResult<D> {
 }
 
 impl<D: Serialize> AgentToolResult<D> {
-    /// Serialises `details` and returns the JSON-level result.
+    /// Serialises `details` (to JSON text, once) and returns the JSON-level result.
     pub fn into_json(self) -> Result<JsonToolResult, ToolError> {
-        let details = serde_json::to_value(&self.details).map_err(|error| {
+        let details = JsonDetails::from_typed(&self.details).map_err(|error| {
             ToolError::new(format!("Tool details could not be serialised: {error}"))
         })?;
         Ok(self.map_details(|_| Some(details)))
@@ -142,15 +144,15 @@ impl JsonToolResult {
     /// The error result the loop builds from a message (Pi's `createErrorToolResult`):
     /// one text block and `details: {}`.
     pub fn error(message: impl Into<String>) -> Self {
-        AgentToolResult::text(message, Some(Value::Object(Map::new())))
+        AgentToolResult::text(message, Some(JsonDetails::empty_object()))
     }
 
     /// Reads a result from its JSON object, keeping `details` absent and `details: null`
     /// apart (serde's `Option` would merge them).
     pub fn from_json(value: Value) -> Result<Self, serde_json::Error> {
         let details = value.as_object().and_then(|o| o.get("details")).cloned();
-        let mut result: AgentToolResult<Option<Value>> = serde_json::from_value(value)?;
-        result.details = details;
+        let mut result: JsonToolResult = serde_json::from_value(value)?;
+        result.details = details.map(JsonDetails::from);
         Ok(result)
     }
 
@@ -236,7 +238,7 @@ mod tests {
         assert_eq!(absent.details, None);
         assert_eq!(absent.to_json(), json!({"content": []}));
         let null = JsonToolResult::from_json(json!({"content": [], "details": null})).unwrap();
-        assert_eq!(null.details, Some(Value::Null));
+        assert_eq!(null.details, Some(JsonDetails::null()));
         assert_eq!(null.to_json(), json!({"content": [], "details": null}));
     }
 

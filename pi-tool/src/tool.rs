@@ -23,6 +23,7 @@ use serde_json::Value;
 
 use crate::abort::AbortSignal;
 use crate::context::ExtensionContext;
+use crate::details::JsonDetails;
 use crate::error::{ToolError, ToolErrorKind};
 use crate::mode::ToolExecutionMode;
 use crate::result::{AgentToolResult, JsonToolResult};
@@ -111,7 +112,7 @@ pub trait AgentTool: Send + Sync + 'static {
         tool_call_id: &str,
         params: Value,
         signal: AbortSignal,
-        on_update: OnUpdate<Option<Value>>,
+        on_update: OnUpdate<Option<JsonDetails>>,
     ) -> Result<JsonToolResult, ToolError>;
 
     /// The protocol name.
@@ -145,7 +146,7 @@ pub trait ToolDefinition: Send + Sync + 'static {
         tool_call_id: &str,
         params: Value,
         signal: AbortSignal,
-        on_update: OnUpdate<Option<Value>>,
+        on_update: OnUpdate<Option<JsonDetails>>,
         ctx: ExtensionContext,
     ) -> Result<JsonToolResult, ToolError>;
 }
@@ -295,7 +296,7 @@ impl<T: TypedTool> AgentTool for Typed<T> {
         tool_call_id: &str,
         params: Value,
         signal: AbortSignal,
-        on_update: OnUpdate<Option<Value>>,
+        on_update: OnUpdate<Option<JsonDetails>>,
     ) -> Result<JsonToolResult, ToolError> {
         let params = deserialize_params::<T::Params>(&self.spec.name, params)?;
         let result = TypedTool::execute(
@@ -325,7 +326,7 @@ impl<T: TypedToolDefinition> ToolDefinition for Typed<T> {
         tool_call_id: &str,
         params: Value,
         signal: AbortSignal,
-        on_update: OnUpdate<Option<Value>>,
+        on_update: OnUpdate<Option<JsonDetails>>,
         ctx: ExtensionContext,
     ) -> Result<JsonToolResult, ToolError> {
         let params = deserialize_params::<T::Params>(&self.spec.name, params)?;
@@ -404,7 +405,7 @@ impl ToolDefinition for AgentToolAsDefinition {
         tool_call_id: &str,
         params: Value,
         signal: AbortSignal,
-        on_update: OnUpdate<Option<Value>>,
+        on_update: OnUpdate<Option<JsonDetails>>,
         _ctx: ExtensionContext,
     ) -> Result<JsonToolResult, ToolError> {
         self.0
@@ -449,7 +450,7 @@ impl AgentTool for WrappedDefinition {
         tool_call_id: &str,
         params: Value,
         signal: AbortSignal,
-        on_update: OnUpdate<Option<Value>>,
+        on_update: OnUpdate<Option<JsonDetails>>,
     ) -> Result<JsonToolResult, ToolError> {
         let ctx = (self.ctx_factory)();
         self.definition

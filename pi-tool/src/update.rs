@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Serialize;
 
+use crate::details::JsonDetails;
 use crate::result::{AgentToolResult, JsonToolResult};
 
 type Callback<D> = dyn Fn(AgentToolResult<D>) + Send + Sync;
@@ -100,7 +101,7 @@ impl<D> OnUpdate<D> {
 impl<D: Serialize + 'static> OnUpdate<D> {
     /// A typed view of a JSON-level callback: each update's details are serialised.
     /// Closing either side closes the JSON callback for both.
-    pub fn from_json(json: OnUpdate<Option<serde_json::Value>>) -> Self {
+    pub fn from_json(json: OnUpdate<Option<JsonDetails>>) -> Self {
         if json.inner.is_none() {
             return OnUpdate::none();
         }
@@ -116,7 +117,7 @@ impl<D: Serialize + 'static> OnUpdate<D> {
     }
 }
 
-impl OnUpdate<Option<serde_json::Value>> {
+impl OnUpdate<Option<JsonDetails>> {
     /// Sends an already-JSON update.
     pub fn call_json(&self, update: JsonToolResult) {
         self.call(update);

@@ -12,8 +12,8 @@ use pi_tool::agent::{
     Agent, AgentEvent, AgentOptions, AssistantContent, FauxModel, FauxTurn, Message, StopReason,
 };
 use pi_tool::{
-    AbortSignal, AgentTool, JsonToolResult, OnUpdate, ToolError, ToolExecutionMode, ToolSchema,
-    ToolSpec, Value, async_trait, json,
+    AbortSignal, AgentTool, JsonDetails, JsonToolResult, OnUpdate, ToolError, ToolExecutionMode,
+    ToolSchema, ToolSpec, Value, async_trait, json,
 };
 
 type Body = dyn Fn(
@@ -58,7 +58,7 @@ impl AgentTool for FnTool {
         tool_call_id: &str,
         params: Value,
         signal: AbortSignal,
-        _on_update: OnUpdate<Option<Value>>,
+        _on_update: OnUpdate<Option<JsonDetails>>,
     ) -> Result<JsonToolResult, ToolError> {
         (self.body)(tool_call_id.to_owned(), params, signal).await
     }

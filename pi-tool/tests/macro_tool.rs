@@ -283,7 +283,7 @@ async fn errors_and_aborts_become_tool_errors() {
         .await
         .unwrap();
     assert_eq!(ok.text_content(), "1 result(s) for dentist");
-    assert_eq!(ok.details, Some(json!({})));
+    assert_eq!(ok.details.as_deref(), Some(&json!({})));
 }
 
 #[tokio::test]

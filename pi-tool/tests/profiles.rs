@@ -605,7 +605,7 @@ fn export_accepts_agent_tools() {
             _: &str,
             _: Value,
             _: pi_tool::AbortSignal,
-            _: pi_tool::OnUpdate<Option<Value>>,
+            _: pi_tool::OnUpdate<Option<pi_tool::JsonDetails>>,
         ) -> Result<pi_tool::JsonToolResult, pi_tool::ToolError> {
             Err(pi_tool::ToolError::new("not called"))
         }

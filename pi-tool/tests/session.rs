@@ -10,9 +10,9 @@ use pi_tool::session::{
     ToolCallEvent, ToolResultEvent, ToolResultPatch,
 };
 use pi_tool::{
-    AbortSignal, AgentToolResult, ExtensionContext, ExtensionUi, JsonSchema, JsonToolResult, Mode,
-    OnUpdate, ToolDefinition, ToolError, ToolMetadata, ToolSchema, ToolSpec, TypedTool, Value,
-    async_trait, json,
+    AbortSignal, AgentToolResult, ExtensionContext, ExtensionUi, JsonDetails, JsonSchema,
+    JsonToolResult, Mode, OnUpdate, ToolDefinition, ToolError, ToolMetadata, ToolSchema, ToolSpec,
+    TypedTool, Value, async_trait, json,
 };
 use serde::Deserialize;
 
@@ -34,7 +34,7 @@ impl ToolDefinition for FnTool {
         _id: &str,
         params: Value,
         _signal: AbortSignal,
-        _on_update: OnUpdate<Option<Value>>,
+        _on_update: OnUpdate<Option<JsonDetails>>,
         ctx: ExtensionContext,
     ) -> Result<JsonToolResult, ToolError> {
         (self.body)(&params, &ctx)
@@ -502,7 +502,7 @@ async fn tool_result_handlers_chain_and_a_failing_one_is_reported_and_skipped() 
     assert_eq!(results(&session), [("c1".into(), "replaced".into(), true)]);
     let messages = session.agent().messages();
     let result = messages.iter().find_map(|m| m.as_tool_result()).unwrap();
-    assert_eq!(result.details, Some(json!({"by": "b"})));
+    assert_eq!(result.details.as_deref(), Some(&json!({"by": "b"})));
     assert_eq!(
         *errors.lock().unwrap(),
         [("<inline:ext-a>".into(), "tool_result".into(), "oops".into())]

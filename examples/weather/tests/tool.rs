@@ -63,7 +63,7 @@ fn metadata_and_schema_are_the_seeds() {
 }
 
 fn recorder() -> (
-    OnUpdate<Option<pi_tool::Value>>,
+    OnUpdate<Option<pi_tool::JsonDetails>>,
     Arc<Mutex<Vec<JsonToolResult>>>,
 ) {
     let seen = Arc::new(Mutex::new(Vec::new()));

@@ -25,7 +25,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::FutureExt;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::driver::{Driver, DriverEvent, YieldOnce};
 use super::event::AgentEvent;
@@ -35,6 +35,7 @@ use super::model::Context;
 use super::run::{AgentEventSink, LoopConfig};
 use crate::abort::AbortSignal;
 use crate::content::Content;
+use crate::details::JsonDetails;
 use crate::error::{ABORTED_MESSAGE, ToolError, ToolErrorKind};
 use crate::mode::ToolExecutionMode;
 use crate::result::JsonToolResult;
@@ -73,7 +74,7 @@ struct Batch<'a> {
 fn error_result(message: impl Into<String>) -> JsonToolResult {
     JsonToolResult {
         content: vec![Content::text(message)],
-        details: Some(Value::Object(Map::new())),
+        details: Some(JsonDetails::empty_object()),
         usage: None,
         terminate: None,
         added_tool_names: None,
@@ -298,7 +299,7 @@ impl<'a> Batch<'a> {
         call: &ToolCall,
         tool: Arc<dyn AgentTool>,
         args: Value,
-        on_update: crate::update::OnUpdate<Option<Value>>,
+        on_update: crate::update::OnUpdate<Option<JsonDetails>>,
         check_abort: bool,
     ) -> (JsonToolResult, bool) {
         let (result, is_error) = self
@@ -312,7 +313,7 @@ impl<'a> Batch<'a> {
         call: &ToolCall,
         tool: Arc<dyn AgentTool>,
         args: Value,
-        on_update: crate::update::OnUpdate<Option<Value>>,
+        on_update: crate::update::OnUpdate<Option<JsonDetails>>,
         check_abort: bool,
     ) -> (JsonToolResult, bool) {
         if check_abort && self.signal.is_aborted() {

@@ -19,6 +19,7 @@ use std::task::{Context, Poll, Wake, Waker};
 
 use futures::task::AtomicWaker;
 
+use crate::details::JsonDetails;
 use crate::result::JsonToolResult;
 use crate::update::OnUpdate;
 
@@ -99,7 +100,7 @@ impl<'a, T> Driver<'a, T> {
 
     /// The progress callback for the call in the next slot: updates are queued for the
     /// caller (and wake it, wherever the tool calls from).
-    pub(crate) fn on_update_for_next(&self) -> OnUpdate<Option<serde_json::Value>> {
+    pub(crate) fn on_update_for_next(&self) -> OnUpdate<Option<JsonDetails>> {
         let index = self.slots.len();
         let shared = self.shared.clone();
         OnUpdate::new(move |update: JsonToolResult| {

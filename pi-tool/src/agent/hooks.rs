@@ -124,7 +124,7 @@ pub(crate) fn merge_after(
         result.content = content;
     }
     if let Some(details) = after.details.filter(|v| !v.is_null()) {
-        result.details = Some(details);
+        result.details = Some(details.into());
     }
     if let Some(usage) = after.usage.filter(|v| !v.is_null()) {
         result.usage = Some(usage);

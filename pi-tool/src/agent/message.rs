@@ -16,6 +16,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 use crate::content::Content;
+use crate::details::JsonDetails;
 use crate::result::JsonToolResult;
 
 /// Milliseconds since the Unix epoch (Pi's `Date.now()`), used for message timestamps.
@@ -329,7 +330,7 @@ pub struct ToolResultMessage {
         deserialize_with = "present",
         skip_serializing_if = "Option::is_none"
     )]
-    pub details: Option<Value>,
+    pub details: Option<JsonDetails>,
     /// The result's usage, if any.
     #[serde(
         default,
@@ -392,8 +393,11 @@ impl ToolResultMessage {
 }
 
 /// A present key is `Some`, even when its value is `null`.
-fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
-    Value::deserialize(deserializer).map(Some)
+/// A key that is present, even with `null`, is `Some` (serde's `Option` reads `null` as `None`).
+fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    deserializer: D,
+) -> Result<Option<T>, D::Error> {
+    T::deserialize(deserializer).map(Some)
 }
 
 /// Serialises a tool call on its own, with its block `type` (as Pi's JSON has it).
@@ -470,7 +474,10 @@ mod tests {
         let v = json!({"role": "toolResult", "toolCallId": "c", "toolName": "t",
                        "content": [], "details": null, "isError": false, "timestamp": 1});
         let m: Message = serde_json::from_value(v.clone()).unwrap();
-        assert_eq!(m.as_tool_result().unwrap().details, Some(Value::Null));
+        assert_eq!(
+            m.as_tool_result().unwrap().details,
+            Some(JsonDetails::null())
+        );
         assert_eq!(serde_json::to_value(&m).unwrap(), v);
         let absent: ToolResultMessage =
             serde_json::from_value(json!({"toolCallId": "c", "toolName": "t",

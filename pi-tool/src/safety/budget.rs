@@ -234,13 +234,13 @@ impl ResultBudget {
         };
         let mut wrapped = Map::new();
         if let Some(details) = result.details.take() {
-            wrapped.insert("details".to_owned(), details);
+            wrapped.insert("details".to_owned(), details.into_value());
         }
         wrapped.insert("fullText".to_owned(), Value::String(full_text));
         // A plain struct of numbers and an enum: serialising it cannot fail.
         let truncation = serde_json::to_value(truncation).unwrap_or(Value::Null);
         wrapped.insert("truncation".to_owned(), truncation);
-        result.details = Some(Value::Object(wrapped));
+        result.details = Some(Value::Object(wrapped).into());
         result
     }
 
@@ -650,7 +650,7 @@ mod tests {
         let budget = ResultBudget::new(1000, 2);
         let r = budget.apply_json(JsonToolResult::new(
             vec![Content::text("a\nb\n"), Content::text("c\n")],
-            Some(json!({"k": 1})),
+            Some(json!({"k": 1}).into()),
         ));
         assert_eq!(r.content.len(), 1);
         assert_eq!(
@@ -663,7 +663,7 @@ mod tests {
     #[test]
     fn json_results_that_fit_keep_their_shape() {
         let budget = ResultBudget::default();
-        let r = JsonToolResult::new(vec![Content::text("small")], Some(json!({"k": 1})));
+        let r = JsonToolResult::new(vec![Content::text("small")], Some(json!({"k": 1}).into()));
         assert_eq!(budget.apply_json(r.clone()), r);
         let absent = JsonToolResult::new(vec![Content::text("small")], None);
         assert_eq!(budget.apply_json(absent.clone()).details, None);

@@ -26,6 +26,7 @@ use serde_json::Value;
 use crate::agent::{AfterToolCallResult, AgentEvent, BeforeToolCallResult};
 use crate::content::Content;
 use crate::context::ExtensionContext;
+use crate::details::JsonDetails;
 use crate::error::ToolError;
 use crate::tool::{ToolMetadata, deserialize_params};
 
@@ -106,7 +107,7 @@ pub struct ToolResultEvent {
     /// The result content.
     pub content: Vec<Content>,
     /// The result details.
-    pub details: Option<Value>,
+    pub details: Option<JsonDetails>,
     /// Whether the result is an error.
     pub is_error: bool,
     /// The result's usage, if the tool reported one.
@@ -269,7 +270,7 @@ pub(crate) async fn run_tool_result_chain(
             changed.content = Some(content);
         }
         if let Some(details) = patch.details {
-            event.details = Some(details.clone());
+            event.details = Some(JsonDetails::from(details.clone()));
             changed.details = Some(details);
         }
         if let Some(is_error) = patch.is_error {

@@ -32,7 +32,7 @@
 //! # #[pi_tool::async_trait]
 //! # impl ToolDefinition for Echo {
 //! #     fn spec(&self) -> &ToolSpec { &self.0 }
-//! #     async fn execute(&self, _: &str, p: Value, _: AbortSignal, _: OnUpdate<Option<Value>>,
+//! #     async fn execute(&self, _: &str, p: Value, _: AbortSignal, _: OnUpdate<Option<JsonDetails>>,
 //! #         _: ExtensionContext) -> Result<JsonToolResult, ToolError> {
 //! #         Ok(JsonToolResult::text(p.to_string(), None))
 //! #     }

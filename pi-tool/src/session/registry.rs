@@ -231,7 +231,7 @@ mod tests {
             _: &str,
             _: serde_json::Value,
             _: crate::abort::AbortSignal,
-            _: crate::update::OnUpdate<Option<serde_json::Value>>,
+            _: crate::update::OnUpdate<Option<crate::details::JsonDetails>>,
             _: crate::context::ExtensionContext,
         ) -> Result<crate::result::JsonToolResult, crate::error::ToolError> {
             Ok(crate::result::JsonToolResult::error("unused"))

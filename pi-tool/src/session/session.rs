@@ -34,6 +34,7 @@ use crate::agent::{
     ListenerResult, Model, NextTurn, PrepareNextTurn,
 };
 use crate::context::{ExtensionContext, ExtensionUi, Mode, SessionLink};
+use crate::details::JsonDetails;
 use crate::error::ToolError;
 use crate::pack::{ToolOwner, check_tool_name};
 use crate::result::JsonToolResult;
@@ -467,7 +468,7 @@ impl AgentTool for SessionTool {
         tool_call_id: &str,
         params: Value,
         signal: AbortSignal,
-        on_update: OnUpdate<Option<Value>>,
+        on_update: OnUpdate<Option<JsonDetails>>,
     ) -> Result<JsonToolResult, ToolError> {
         let Some(shared) = self.shared.upgrade().filter(|s| !s.is_disposed()) else {
             return Err(ToolError::new(SessionError::Disposed.to_string()));
