@@ -73,7 +73,7 @@ fn dispatch(c: &mut Criterion) {
         b.iter_batched(
             || parsed.clone(),
             |args| call(&*tool, black_box(args), &signal),
-            BatchSize::SmallInput,
+            BatchSize::NumIterations(64),
         )
     });
     group.bench_function("dispatch_from_str", |b| {

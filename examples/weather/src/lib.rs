@@ -155,9 +155,15 @@ pub async fn lookup_weather(
         Unit::Fahrenheit => ((celsius as f64) * 9.0 / 5.0 + 32.0).round() as i64,
     };
 
-    // Sized once: `format!` guesses low for a leading argument and grows the string twice.
+    // "{city}: {temperature} degrees {unit}", sized once and formatted piece by piece:
+    // `format!` guesses low for a leading argument and grows the string twice, and its
+    // machinery costs more than this whole answer.
     let mut text = String::with_capacity(city.len() + 32);
-    let _ = write!(text, "{city}: {temperature} degrees {}", unit.as_str());
+    text.push_str(&city);
+    text.push_str(": ");
+    let _ = write!(text, "{temperature}");
+    text.push_str(" degrees ");
+    text.push_str(unit.as_str());
     Ok(AgentToolResult::text(
         text,
         WeatherDetails {

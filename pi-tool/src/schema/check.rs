@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value};
 
-use super::compile::{Compiled, Dependency, Items, Keywords, Node, NodeId, ty};
+use super::compile::{Compiled, Dependency, Items, Keywords, Node, NodeId, PlainObject, ty};
 use super::js;
 
 /// How many nested schema evaluations one check may make before it gives up (a schema such as
@@ -241,7 +241,7 @@ impl Checker<'_> {
             Value::Number(n) => number(k, js::as_f64(n)),
             _ => true,
         };
-        ok && self.in_place(k, v, ev, depth)
+        ok && (!k.has_in_place || self.in_place(k, v, ev, depth))
     }
 
     fn object<'v>(
@@ -253,6 +253,9 @@ impl Checker<'_> {
         depth: usize,
     ) -> bool {
         let track = self.track;
+        if let (Some(plain), Some(props)) = (&k.plain_object, &k.properties) {
+            return self.plain_object(k, plain, props, map, ev, depth);
+        }
         if let Some(req) = &k.required
             && !req.iter().all(|r| has(map, r))
         {
@@ -335,6 +338,39 @@ impl Checker<'_> {
         }
         let n = map.len() as f64;
         !(k.min_properties.is_some_and(|m| n < m) || k.max_properties.is_some_and(|m| n > m))
+    }
+
+    /// [`object`](Self::object) for [`PlainObject`] schemas: each key is looked up in
+    /// `properties` once, and `required` is counted on the way.
+    fn plain_object<'v>(
+        &self,
+        k: &Keywords,
+        plain: &PlainObject,
+        props: &[(String, NodeId)],
+        map: &'v Map<String, Value>,
+        ev: &mut Eval<'v>,
+        depth: usize,
+    ) -> bool {
+        let mut required_seen = 0;
+        for (key, val) in map {
+            let schema = match props.iter().position(|(name, _)| name == key) {
+                Some(i) => {
+                    required_seen += usize::from(plain.required[i]);
+                    Some(props[i].1)
+                }
+                None => k.additional_properties,
+            };
+            if let Some(id) = schema {
+                if !self.child(id, val, depth) {
+                    return false;
+                }
+                ev.add_key(self.track, key);
+            }
+        }
+        let n = map.len() as f64;
+        required_seen == plain.required_count
+            && plain.required_elsewhere.iter().all(|r| has(map, r))
+            && !(k.min_properties.is_some_and(|m| n < m) || k.max_properties.is_some_and(|m| n > m))
     }
 
     fn array<'v>(&self, k: &Keywords, items: &'v [Value], ev: &mut Eval<'v>, depth: usize) -> bool {

@@ -106,6 +106,10 @@ pub(crate) struct Keywords {
     /// `additionalProperties` stays linear in the number of keys).
     pub(crate) property_set: Option<std::collections::HashSet<String>>,
     pub(crate) property_names: Option<NodeId>,
+    /// Set when the object keywords are only `properties`, `required` and
+    /// `additionalProperties` (the shape of every derived params struct): one pass over the
+    /// keys then checks all three.
+    pub(crate) plain_object: Option<PlainObject>,
     pub(crate) min_properties: Option<f64>,
     pub(crate) max_properties: Option<f64>,
     // array
@@ -131,6 +135,8 @@ pub(crate) struct Keywords {
     pub(crate) minimum: Option<f64>,
     pub(crate) multiple_of: Option<f64>,
     // in place
+    /// Whether any keyword below is set (most nodes have none; the checker skips them).
+    pub(crate) has_in_place: bool,
     pub(crate) reference: Option<NodeId>,
     pub(crate) constant: Option<Value>,
     pub(crate) enumeration: Option<Vec<Value>>,
@@ -143,6 +149,49 @@ pub(crate) struct Keywords {
     pub(crate) unevaluated_properties: Option<NodeId>,
     /// Pi's JavaScript reading of this schema (coercion and null normalisation).
     pub(crate) pi: PiView,
+}
+
+/// What the one-pass object check needs beyond `properties` (see [`Keywords::plain_object`]).
+#[derive(Debug)]
+pub(crate) struct PlainObject {
+    /// Per entry of `properties`: whether `required` names it.
+    pub(crate) required: Vec<bool>,
+    /// How many entries of `properties` are required.
+    pub(crate) required_count: usize,
+    /// Required names `properties` does not declare.
+    pub(crate) required_elsewhere: Vec<String>,
+}
+
+impl PlainObject {
+    fn of(k: &Keywords) -> Option<PlainObject> {
+        let props = k.properties.as_ref()?;
+        let plain = !k.additional_by_count
+            && k.property_set.is_none()
+            && k.dependencies.is_none()
+            && k.dependent_required.is_none()
+            && k.dependent_schemas.is_none()
+            && k.pattern_properties.is_none()
+            && k.property_names.is_none();
+        if !plain {
+            return None;
+        }
+        let names = k.required.as_deref().unwrap_or_default();
+        let required: Vec<bool> = props
+            .iter()
+            .map(|(name, _)| names.contains(name))
+            .collect();
+        let mut required_elsewhere: Vec<String> = Vec::new();
+        for name in names {
+            if !props.iter().any(|(p, _)| p == name) && !required_elsewhere.contains(name) {
+                required_elsewhere.push(name.clone());
+            }
+        }
+        Some(PlainObject {
+            required_count: required.iter().filter(|&&r| r).count(),
+            required,
+            required_elsewhere,
+        })
+    }
 }
 
 /// A `dependencies` entry (draft 7): required names or a schema.
@@ -235,6 +284,21 @@ pub(crate) fn compile(schema: &Value) -> Result<Compiled, String> {
         tracks_evaluated: c.tracks_evaluated,
         pi_transparent: false,
     };
+    for node in &mut compiled.nodes {
+        if let Node::Schema(k) = node {
+            k.has_in_place = k.reference.is_some()
+                || k.constant.is_some()
+                || k.enumeration.is_some()
+                || k.if_then_else.is_some()
+                || k.not.is_some()
+                || k.all_of.is_some()
+                || k.any_of.is_some()
+                || k.one_of.is_some()
+                || k.unevaluated_items.is_some()
+                || k.unevaluated_properties.is_some();
+        }
+    }
+    // Reads nodes through the checker, so it comes after `has_in_place`.
     fill_null_rejection(&mut compiled);
     compiled.pi_transparent = compiled.nodes.iter().all(pi_is_transparent);
     Ok(compiled)
@@ -617,6 +681,7 @@ impl Compiler<'_> {
         k.additional_by_count = map.get("additionalProperties") == Some(&Value::Bool(false))
             && k.pattern_properties.is_none()
             && matches!((&k.required, &k.properties), (Some(r), Some(p)) if r.len() == p.len());
+        k.plain_object = PlainObject::of(k);
         k.min_properties = number(map, "minProperties");
         k.max_properties = number(map, "maxProperties");
         Ok(())

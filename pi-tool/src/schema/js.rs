@@ -242,6 +242,9 @@ fn is_modifier(c: u32) -> bool {
 /// and its simplified grapheme clusters (combining marks, variation selectors, ZWJ sequences,
 /// flag pairs; astral characters count once) as soon as any such code point appears.
 pub(crate) fn string_length(s: &str) -> usize {
+    if s.is_ascii() {
+        return s.len();
+    }
     let fast = s
         .chars()
         .all(|c| (c as u32) <= 0xFFFF && !is_modifier(c as u32) && c != '\u{200D}');

@@ -244,14 +244,17 @@ impl ToolSchema {
     /// ```
     pub fn validate(&self, tool_name: &str, args: &Value) -> Result<Value, ToolError> {
         let compiled = self.usable(tool_name)?;
-        if let Some(error) = depth_error(tool_name, args) {
-            return Err(error);
+        let shape = Shape::of(args);
+        if shape.too_deep {
+            return Err(depth_error(tool_name));
         }
         // A value that validates as given is left unchanged by Pi's passes (see
         // `compile::pi_is_transparent`): skip them.
         if compiled.pi_transparent && check::accepts(compiled, 0, args) {
             let mut value = args.clone();
-            integralize(&mut value);
+            if shape.has_float {
+                integralize(&mut value);
+            }
             return Ok(value);
         }
         self.validate_slow(compiled, tool_name, args)
@@ -261,11 +264,14 @@ impl ToolSchema {
     /// given (the common case) they are returned without a copy.
     pub fn validate_owned(&self, tool_name: &str, mut args: Value) -> Result<Value, ToolError> {
         let compiled = self.usable(tool_name)?;
-        if let Some(error) = depth_error(tool_name, &args) {
-            return Err(error);
+        let shape = Shape::of(&args);
+        if shape.too_deep {
+            return Err(depth_error(tool_name));
         }
         if compiled.pi_transparent && check::accepts(compiled, 0, &args) {
-            integralize(&mut args);
+            if shape.has_float {
+                integralize(&mut args);
+            }
             return Ok(args);
         }
         self.validate_slow(compiled, tool_name, &args)
@@ -338,15 +344,46 @@ pub fn generate<P: JsonSchema>() -> Value {
 /// Integral floats become integers (`5.0` → `5`): one JavaScript number, but serde rejects a
 /// float for `u32`. Depth is bounded by [`MAX_ARGUMENT_DEPTH`] (checked before).
 /// Arguments nested deeper than the validator walks get an error before any step.
-fn depth_error(tool_name: &str, args: &Value) -> Option<ToolError> {
-    js::depth_exceeds(args, MAX_ARGUMENT_DEPTH).then(|| {
-        ToolError::with_kind(
-            ToolErrorKind::InvalidArguments,
-            format!(
-                "Validation failed for tool \"{tool_name}\":\n  - root: must not nest deeper than {MAX_ARGUMENT_DEPTH} levels\n\nReceived arguments:\n(not shown: nested deeper than {MAX_ARGUMENT_DEPTH} levels)"
-            ),
-        )
-    })
+fn depth_error(tool_name: &str) -> ToolError {
+    ToolError::with_kind(
+        ToolErrorKind::InvalidArguments,
+        format!(
+            "Validation failed for tool \"{tool_name}\":\n  - root: must not nest deeper than {MAX_ARGUMENT_DEPTH} levels\n\nReceived arguments:\n(not shown: nested deeper than {MAX_ARGUMENT_DEPTH} levels)"
+        ),
+    )
+}
+
+/// What one walk over the arguments learns before validation: whether they nest too deep to
+/// validate, and whether any number is a float (only then can [`integralize`] change them).
+#[derive(Debug, Default)]
+struct Shape {
+    too_deep: bool,
+    has_float: bool,
+}
+
+impl Shape {
+    fn of(args: &Value) -> Shape {
+        let mut shape = Shape::default();
+        shape.too_deep = !shape.walk(args, MAX_ARGUMENT_DEPTH);
+        shape
+    }
+
+    /// `false` as soon as a container nests deeper than `levels_left`.
+    fn walk(&mut self, value: &Value, levels_left: usize) -> bool {
+        match value {
+            Value::Number(n) => {
+                self.has_float |= n.is_f64();
+                true
+            }
+            Value::Array(items) => {
+                levels_left > 0 && items.iter().all(|v| self.walk(v, levels_left - 1))
+            }
+            Value::Object(map) => {
+                levels_left > 0 && map.values().all(|v| self.walk(v, levels_left - 1))
+            }
+            _ => true,
+        }
+    }
 }
 
 fn integralize(value: &mut Value) {
