@@ -7,6 +7,7 @@
 //! racing its work against it ([`AbortSignal::race`], [`AbortSignal::sleep`]).
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
@@ -27,9 +28,7 @@ impl AbortController {
 
     /// The signal to hand to tools. Every clone observes the same abort.
     pub fn signal(&self) -> AbortSignal {
-        AbortSignal {
-            token: self.token.clone(),
-        }
+        AbortSignal::from_token(self.token.clone())
     }
 
     /// Aborts the signal. Idempotent.
@@ -39,9 +38,12 @@ impl AbortController {
 }
 
 /// The observer's side: tells a tool that its call was cancelled.
+///
+/// The loop hands every call its own clone, so cloning is one reference-count increment:
+/// a `CancellationToken` clone (and drop) takes its tree's lock.
 #[derive(Debug, Clone, Default)]
 pub struct AbortSignal {
-    token: CancellationToken,
+    token: Arc<CancellationToken>,
 }
 
 impl AbortSignal {
@@ -59,7 +61,9 @@ impl AbortSignal {
 
     /// A signal over an existing token, for hosts that already use tokio-util.
     pub fn from_token(token: CancellationToken) -> Self {
-        AbortSignal { token }
+        AbortSignal {
+            token: Arc::new(token),
+        }
     }
 
     /// The underlying token.
@@ -108,7 +112,7 @@ impl AbortSignal {
         let controller = AbortController {
             token: token.clone(),
         };
-        (controller, AbortSignal { token })
+        (controller, AbortSignal::from_token(token))
     }
 }
 

@@ -1,6 +1,6 @@
 //! The details of a JSON-level result: JSON text made once, a JSON value made when read.
 
-use std::cell::RefCell;
+use std::cell::Cell;
 use std::fmt;
 use std::ops::Deref;
 use std::sync::{Arc, OnceLock};
@@ -55,31 +55,27 @@ enum Repr {
 
 /// Scratch space details are serialised into before they get an allocation of their exact
 /// size: `serde_json::to_string` starts at 128 bytes and a `Box<str>` then shrinks it, and
-/// that grow-then-shrink cost more than the serialisation of a small struct.
+/// that grow-then-shrink cost more than the serialisation of a small struct. The buffer is
+/// taken out of the thread-local while in use (a local `Vec` stays in registers; a
+/// `Serialize` impl that itself builds details finds the slot empty and uses its own).
 const SCRATCH_KEPT: usize = 64 * 1024;
 
 thread_local! {
-    static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    static SCRATCH: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
 }
 
 fn serialize_to_text<T: Serialize + ?Sized>(details: &T) -> Result<Arc<str>, serde_json::Error> {
-    let exact = |bytes: &[u8]| -> Result<Arc<str>, serde_json::Error> {
-        std::str::from_utf8(bytes)
+    let mut buffer = SCRATCH.with(Cell::take);
+    buffer.clear();
+    let text = serde_json::to_writer(&mut buffer, details).and_then(|()| {
+        std::str::from_utf8(&buffer)
             .map(Arc::from)
             .map_err(<serde_json::Error as serde::ser::Error>::custom)
-    };
-    SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
-        Ok(mut buffer) => {
-            buffer.clear();
-            let text = serde_json::to_writer(&mut *buffer, details).and_then(|()| exact(&buffer));
-            if buffer.capacity() > SCRATCH_KEPT {
-                *buffer = Vec::new();
-            }
-            text
-        }
-        // A `Serialize` impl that itself builds details: it gets its own buffer.
-        Err(_) => exact(&serde_json::to_vec(details)?),
-    })
+    });
+    if buffer.capacity() <= SCRATCH_KEPT {
+        SCRATCH.with(|scratch| scratch.set(buffer));
+    }
+    text
 }
 
 impl JsonDetails {
