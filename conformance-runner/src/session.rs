@@ -164,14 +164,17 @@ impl ToolDefinition for SessionTool {
         pi_tool::AgentTool::spec(&self.tool)
     }
 
-    fn prepare_arguments(&self, arguments: Value) -> Result<Value, ToolError> {
+    fn prepare_arguments<'a>(
+        &self,
+        arguments: &'a Value,
+    ) -> Result<std::borrow::Cow<'a, Value>, ToolError> {
         pi_tool::AgentTool::prepare_arguments(&self.tool, arguments)
     }
 
     async fn execute(
         &self,
         tool_call_id: &str,
-        params: Value,
+        params: &Value,
         signal: AbortSignal,
         on_update: OnUpdate<Option<JsonDetails>>,
         ctx: ExtensionContext,

@@ -171,23 +171,27 @@ impl AgentTool for DataTool {
         &self.spec
     }
 
-    fn prepare_arguments(&self, arguments: Value) -> Result<Value, ToolError> {
+    fn prepare_arguments<'a>(
+        &self,
+        arguments: &'a Value,
+    ) -> Result<std::borrow::Cow<'a, Value>, ToolError> {
         let Some(ops) = self.def.get("prepareArguments").and_then(Value::as_array) else {
-            return Ok(arguments);
+            return Ok(std::borrow::Cow::Borrowed(arguments));
         };
         match arguments {
-            Value::Object(mut copy) => {
+            Value::Object(object) => {
+                let mut copy = object.clone();
                 apply_ops(&mut copy, ops).map_err(ToolError::new)?;
-                Ok(Value::Object(copy))
+                Ok(std::borrow::Cow::Owned(Value::Object(copy)))
             }
-            other => Ok(other),
+            other => Ok(std::borrow::Cow::Borrowed(other)),
         }
     }
 
     async fn execute(
         &self,
         tool_call_id: &str,
-        params: Value,
+        params: &Value,
         signal: AbortSignal,
         on_update: OnUpdate<Option<JsonDetails>>,
     ) -> Result<JsonToolResult, ToolError> {
@@ -210,7 +214,7 @@ impl DataTool {
     pub async fn run_steps(
         &self,
         tool_call_id: &str,
-        params: Value,
+        params: &Value,
         signal: AbortSignal,
         on_update: OnUpdate<Option<JsonDetails>>,
         extra: ExtraStep<'_>,
@@ -219,9 +223,9 @@ impl DataTool {
             "execute",
             json!({"toolCallId": tool_call_id, "toolName": self.spec.name, "args": params}),
         );
-        for step in self.steps(tool_call_id, &params) {
+        for step in self.steps(tool_call_id, params) {
             if let Some(payload) = step.get("update") {
-                match to_result(render(payload, &params, tool_call_id)) {
+                match to_result(render(payload, params, tool_call_id)) {
                     Ok(update) => on_update.call(update),
                     Err(e) => tracing::warn!("{e}"),
                 }
@@ -234,7 +238,7 @@ impl DataTool {
                 sleep_step(ms, honour.then_some(&signal), message).await?;
             } else if let Some(payload) = step.get("lateUpdate") {
                 let ms = step.get("afterMs").and_then(Value::as_f64).unwrap_or(0.0);
-                let payload = render(payload, &params, tool_call_id);
+                let payload = render(payload, params, tool_call_id);
                 let on_update = on_update.clone();
                 let timer = tokio::spawn(async move {
                     tokio::time::sleep(Duration::from_secs_f64(ms.max(0.0) / 1000.0)).await;
@@ -250,10 +254,10 @@ impl DataTool {
             } else if step.get("abortAgent").is_some() {
                 self.host.abort("tool");
             } else if let Some(value) = step.get("return") {
-                return to_result(render(value, &params, tool_call_id));
+                return to_result(render(value, params, tool_call_id));
             } else if let Some(message) = step.get("throw") {
                 let text = message.as_str().unwrap_or_default();
-                return Err(ToolError::new(render_text(text, &params, tool_call_id)));
+                return Err(ToolError::new(render_text(text, params, tool_call_id)));
             } else if let Some(outcome) = extra(&step) {
                 outcome?;
             } else {

@@ -1,22 +1,89 @@
 //! What the macro emits when the tool is wrong: the user's item unchanged, the errors, and
-//! an empty stand-in for each tool struct.
+//! a stand-in for each tool struct.
 //!
 //! Re-emitting the item keeps the rest of the crate compiling against the function, so one
 //! mistake gives one error instead of a cascade of "cannot find function". The stand-in
-//! struct (same name and visibility, no trait impls) does the same for code that names the
-//! tool (`GetWeather.into_agent_tool()` then reports a missing trait impl on the tool, not
-//! an unknown name). The stand-in allows dead code: it exists only to quiet cascades.
+//! does the same for code that names the tool: a struct of the same name and visibility
+//! that is a tool (`ToolMetadata` + `TypedTool`, no params, no details), so that
+//! `GetWeather.into_agent_tool()`, `GetWeather::NAME` or a pack listing `GetWeather` compile
+//! and the only error left is the one on the attribute, as thiserror's fallback impls do.
+//! A `#[pi_tools]` block also gets its accessors (`{method}_tool()`, `tools()`).
+//! The stand-in never runs: the crate does not compile while the error stands.
 
 use proc_macro2::TokenStream;
-use quote::quote;
-use syn::{Ident, Visibility};
+use quote::{format_ident, quote};
+use syn::{Ident, Path, Type, Visibility};
 
-/// The stand-in for a tool struct that could not be generated.
-pub fn stub(vis: &Visibility, ident: &Ident) -> TokenStream {
+/// The stand-in for a tool struct that could not be generated. Its name is the struct's
+/// (a valid tool name, distinct per tool, so pack checks stay quiet).
+pub fn stub(vis: &Visibility, ident: &Ident, krate: &Path) -> TokenStream {
+    let p = quote!(#krate::__private);
+    let name = ident.to_string();
     quote! {
         #[allow(dead_code)]
         #[doc(hidden)]
+        #[derive(Debug, Clone, Copy, Default)]
         #vis struct #ident;
+
+        impl #p::ToolMetadata for #ident {
+            type Params = #p::NoParams;
+            type Details = #p::NoDetails;
+            const NAME: &'static str = #name;
+            const LABEL: &'static str = #name;
+            const DESCRIPTION: &'static str = #name;
+        }
+
+        impl #p::TypedTool for #ident {
+            fn execute(
+                &self,
+                _: &str,
+                _: #p::NoParams,
+                _: #p::AbortSignal,
+                _: #p::OnUpdate<#p::NoDetails>,
+            ) -> impl #p::Future<
+                Output = #p::Result<#p::AgentToolResult<#p::NoDetails>, #p::ToolError>,
+            > + #p::Send {
+                ::core::future::ready(#p::Result::Err(#p::ToolError::new(#name)))
+            }
+        }
+    }
+}
+
+/// Stand-ins for a `#[pi_tools]` block's accessors (`{method}_tool()`, `tools()`,
+/// `tool_definitions()`), returning the stand-in structs and no tools.
+pub fn accessors(
+    self_ty: &Type,
+    methods: &[(Ident, Visibility, Ident)],
+    krate: &Path,
+) -> TokenStream {
+    let p = quote!(#krate::__private);
+    let each = methods.iter().map(|(method, vis, ident)| {
+        let accessor = format_ident!("{}_tool", method.to_string().trim_start_matches("r#"));
+        quote! {
+            #[allow(dead_code)]
+            #[doc(hidden)]
+            #vis fn #accessor(self: &#p::Arc<Self>) -> #ident {
+                #ident
+            }
+        }
+    });
+    quote! {
+        #[allow(dead_code)]
+        impl #self_ty {
+            #(#each)*
+
+            #[doc(hidden)]
+            pub fn tools(self: &#p::Arc<Self>) -> #p::Vec<#p::Arc<dyn #p::AgentTool>> {
+                #p::Vec::new()
+            }
+
+            #[doc(hidden)]
+            pub fn tool_definitions(
+                self: &#p::Arc<Self>,
+            ) -> #p::Vec<#p::Arc<dyn #p::ToolDefinition>> {
+                #p::Vec::new()
+            }
+        }
     }
 }
 

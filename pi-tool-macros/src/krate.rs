@@ -24,6 +24,14 @@ pub fn default_path() -> Path {
     syn::parse_quote!(::pi_tool)
 }
 
+/// The path a valid `crate = "..."` argument gives, if any (for the fallback, which must
+/// name pi-tool even when other arguments are wrong; the key's own errors are reported by
+/// the check).
+pub fn given(args: &[Arg]) -> Option<Path> {
+    let value = args.iter().find(|a| a.key == "crate")?.value.as_ref()?;
+    path(value, &mut Vec::new())
+}
+
 /// The path in a `crate = "..."` value, or an error on the value that shows the fix.
 pub fn path(value: &Expr, errors: &mut Vec<syn::Error>) -> Option<Path> {
     let Expr::Lit(syn::ExprLit {

@@ -67,13 +67,16 @@ fn free_fn(args: TokenStream2, input: TokenStream2) -> TokenStream2 {
         }
     };
     let (args, mut errors) = attr::parse_args(args, attr::PI_TOOL_SYNTAX);
+    let stub_krate = krate::given(&args).unwrap_or_else(krate::default_path);
     let tool = ToolFn::from_signature(&item.sig);
     let spec = check::check(args, &item.attrs, &tool, Place::Free, &mut errors);
     let struct_ident = expand::fn_struct_ident(&item.sig.ident);
     match spec {
-        Some(_) if tool.defers_to_rustc() => {
-            fallback::emit(input, fallback::stub(&item.vis, &struct_ident), errors)
-        }
+        Some(_) if tool.defers_to_rustc() => fallback::emit(
+            input,
+            fallback::stub(&item.vis, &struct_ident, &stub_krate),
+            errors,
+        ),
         Some(spec) if errors.is_empty() => {
             let krate = spec.krate.clone().unwrap_or_else(krate::default_path);
             let generated = expand::tool(
@@ -89,7 +92,7 @@ fn free_fn(args: TokenStream2, input: TokenStream2) -> TokenStream2 {
         _ => {
             // A method (`&self`) sits inside an impl block, where no struct may follow.
             let stub = if tool.receiver.is_none() {
-                fallback::stub(&item.vis, &struct_ident)
+                fallback::stub(&item.vis, &struct_ident, &stub_krate)
             } else {
                 TokenStream2::new()
             };
@@ -135,6 +138,7 @@ fn impl_block(args: TokenStream2, input: TokenStream2) -> TokenStream2 {
     }
     let mut found: Vec<Found> = Vec::new();
     let mut stubs = TokenStream2::new();
+    let mut stub_accessors: Vec<(syn::Ident, syn::Visibility, syn::Ident)> = Vec::new();
     let mut any_tool = false;
     for impl_item in &mut item.items {
         let syn::ImplItem::Fn(method) = impl_item else {
@@ -161,7 +165,12 @@ fn impl_block(args: TokenStream2, input: TokenStream2) -> TokenStream2 {
             ));
         }
         let struct_ident = expand::method_struct_ident(&method.sig.ident);
-        stubs.extend(fallback::stub(&method.vis, &struct_ident));
+        stubs.extend(fallback::stub(&method.vis, &struct_ident, &krate));
+        stub_accessors.push((
+            method.sig.ident.clone(),
+            method.vis.clone(),
+            struct_ident.clone(),
+        ));
         let tokens = match attr::attribute_tokens(first) {
             Ok(tokens) => tokens,
             Err(error) => {
@@ -203,6 +212,10 @@ fn impl_block(args: TokenStream2, input: TokenStream2) -> TokenStream2 {
         ));
     }
     if !errors.is_empty() {
+        // The block's accessors too, where an inherent impl of its type can be written.
+        if item.trait_.is_none() && item.generics.params.is_empty() {
+            stubs.extend(fallback::accessors(&item.self_ty, &stub_accessors, &krate));
+        }
         return fallback::emit(quote!(#item), stubs, errors);
     }
 

@@ -50,15 +50,15 @@ pub async fn run_call(
     on_update: OnUpdate<Option<JsonDetails>>,
 ) -> Result<JsonToolResult, ToolError> {
     let name = tool.name().to_owned();
-    let checked = std::panic::catch_unwind(AssertUnwindSafe(|| tool.check_arguments(arguments)))
+    let checked = std::panic::catch_unwind(AssertUnwindSafe(|| tool.check_arguments(&arguments)))
         .map_err(|payload| panicked(&name, payload))?;
     let params = checked?;
 
     // A child controller, so that a timeout can abort the tool without touching the
     // caller's signal.
     let (controller, call_signal) = signal.child();
-    let execute =
-        AssertUnwindSafe(tool.execute(tool_call_id, params, call_signal, on_update)).catch_unwind();
+    let execute = AssertUnwindSafe(tool.execute(tool_call_id, &params, call_signal, on_update))
+        .catch_unwind();
     let outcome = match tool.spec().timeout {
         None => execute.await,
         Some(limit) => match tokio::time::timeout(limit, execute).await {
@@ -138,14 +138,14 @@ mod tests {
         async fn execute(
             &self,
             _id: &str,
-            params: Value,
+            params: &Value,
             signal: AbortSignal,
             _on_update: OnUpdate<Option<JsonDetails>>,
         ) -> Result<JsonToolResult, ToolError> {
             if params.get("wait").is_some() {
                 signal.sleep(Duration::from_secs(60)).await?;
             }
-            (self.behaviour)(params)
+            (self.behaviour)(params.clone())
         }
     }
 

@@ -24,7 +24,7 @@ impl AgentTool for Explode {
     async fn execute(
         &self,
         _id: &str,
-        _params: Value,
+        _params: &Value,
         _signal: AbortSignal,
         _on_update: OnUpdate<Option<JsonDetails>>,
     ) -> Result<JsonToolResult, ToolError> {
@@ -43,7 +43,7 @@ impl AgentTool for Steps {
     async fn execute(
         &self,
         id: &str,
-        _params: Value,
+        _params: &Value,
         _signal: AbortSignal,
         on_update: OnUpdate<Option<JsonDetails>>,
     ) -> Result<JsonToolResult, ToolError> {

@@ -26,7 +26,7 @@ impl ToolDefinition for Echo {
     async fn execute(
         &self,
         _tool_call_id: &str,
-        _params: Value,
+        _params: &Value,
         _signal: AbortSignal,
         _on_update: OnUpdate<Option<JsonDetails>>,
         _ctx: ExtensionContext,

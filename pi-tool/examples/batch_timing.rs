@@ -25,7 +25,7 @@ impl AgentTool for Echo {
     async fn execute(
         &self,
         _tool_call_id: &str,
-        _params: Value,
+        _params: &Value,
         _signal: AbortSignal,
         _on_update: OnUpdate<Option<JsonDetails>>,
     ) -> Result<JsonToolResult, ToolError> {

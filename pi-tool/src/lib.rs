@@ -109,12 +109,16 @@
 //!    `Arc<dyn AgentTool>`. [`ToolDefinition`] adds Pi's fifth argument, the session's
 //!    [`ExtensionContext`]; [`wrap_tool_definition`] lifts one into the other with a fresh
 //!    context per call. `#[pi_tool]` generates the typed side ([`TypedTool`] or
-//!    [`TypedToolDefinition`]); one generic adapter turns it into the JSON level.
+//!    [`TypedToolDefinition`]); one generic adapter turns it into the JSON level, where a
+//!    result's typed details become [`JsonDetails`]: JSON text made once, parsed into a
+//!    `Value` only if someone reads it as one.
 //! 2. **The argument pipeline.** Each tool's [`ToolSchema`] is generated once (schemars,
 //!    normalised for every provider) and compiled once. The model's arguments are
 //!    untrusted: they go through `prepare_arguments`, Pi's null normalisation and
 //!    coercion, validation against exactly the schema the model saw, then serde. A
-//!    failure is an error result with Pi's text, so the model can retry.
+//!    failure is an error result with Pi's text, so the model can retry. Arguments are
+//!    borrowed from the model's message all the way to `execute`, and copied only where a
+//!    step changes them.
 //! 3. **The runtime.** [`agent::Agent`] runs Pi's loop: batches of tool calls, parallel or
 //!    sequential, `before_tool_call` / `after_tool_call` hooks, abort, events.
 //!    [`session::AgentSession`] adds Pi's registry, extensions, active tools and system

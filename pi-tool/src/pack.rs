@@ -10,13 +10,13 @@
 //!
 //! ```
 //! use pi_tool::{ToolPack, ToolOwner, ToolSchema, ToolSpec};
-//! # use pi_tool::{AgentTool, AbortSignal, OnUpdate, JsonToolResult, ToolError, Value};
+//! # use pi_tool::{AgentTool, AbortSignal, JsonDetails, OnUpdate, JsonToolResult, ToolError, Value};
 //! # use std::sync::Arc;
 //! # struct Echo(ToolSpec);
 //! # #[pi_tool::async_trait]
 //! # impl AgentTool for Echo {
 //! #     fn spec(&self) -> &ToolSpec { &self.0 }
-//! #     async fn execute(&self, _: &str, p: Value, _: AbortSignal, _: OnUpdate<Option<JsonDetails>>)
+//! #     async fn execute(&self, _: &str, p: &Value, _: AbortSignal, _: OnUpdate<Option<JsonDetails>>)
 //! #         -> Result<JsonToolResult, ToolError> { Ok(JsonToolResult::error(p.to_string())) }
 //! # }
 //! # fn echo(name: &str) -> Arc<dyn AgentTool> {
@@ -340,14 +340,17 @@ impl ToolDefinition for Renamed {
         &self.spec
     }
 
-    fn prepare_arguments(&self, arguments: Value) -> Result<Value, ToolError> {
+    fn prepare_arguments<'a>(
+        &self,
+        arguments: &'a Value,
+    ) -> Result<std::borrow::Cow<'a, Value>, ToolError> {
         self.inner.prepare_arguments(arguments)
     }
 
     async fn execute(
         &self,
         tool_call_id: &str,
-        params: Value,
+        params: &Value,
         signal: AbortSignal,
         on_update: OnUpdate<Option<JsonDetails>>,
         ctx: ExtensionContext,

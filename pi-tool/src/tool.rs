@@ -12,6 +12,7 @@
 //! Hosts hold `Arc<dyn AgentTool>` (Pi's `AgentTool`), or `Arc<dyn ToolDefinition>` when
 //! they can supply an [`ExtensionContext`] (Pi's `ToolDefinition` with `execute(..., ctx)`).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -95,22 +96,28 @@ impl ToolSpec {
 ///
 /// `params` has already passed [`AgentTool::prepare_arguments`] and the schema; a typed
 /// tool still deserialises it, because hooks may change it without re-validation (as in Pi).
+///
+/// Arguments are borrowed all the way: the transcript keeps the model's arguments anyway,
+/// and a tool cannot change what it borrows, so the copy Pi makes per call
+/// (`structuredClone`) is made only where something does change them (a coercion, a
+/// `prepare_arguments` shim, a `before_tool_call` hook).
 #[async_trait]
 pub trait AgentTool: Send + Sync + 'static {
     /// Name, label, description, schema and options.
     fn spec(&self) -> &ToolSpec;
 
     /// A compatibility shim run on the raw arguments before validation (Pi's
-    /// `prepareArguments`). The default passes them through.
-    fn prepare_arguments(&self, arguments: Value) -> Result<Value, ToolError> {
-        Ok(arguments)
+    /// `prepareArguments`): return `Cow::Owned` with the rewritten arguments. The default
+    /// passes them through.
+    fn prepare_arguments<'a>(&self, arguments: &'a Value) -> Result<Cow<'a, Value>, ToolError> {
+        Ok(Cow::Borrowed(arguments))
     }
 
     /// Runs the call.
     async fn execute(
         &self,
         tool_call_id: &str,
-        params: Value,
+        params: &Value,
         signal: AbortSignal,
         on_update: OnUpdate<Option<JsonDetails>>,
     ) -> Result<JsonToolResult, ToolError>;
@@ -120,11 +127,11 @@ pub trait AgentTool: Send + Sync + 'static {
         &self.spec().name
     }
 
-    /// Prepares and validates raw model arguments: the value execute would receive, or
-    /// Pi's validation error text.
-    fn check_arguments(&self, arguments: Value) -> Result<Value, ToolError> {
+    /// Prepares and validates raw model arguments: the value execute would receive
+    /// (borrowed when neither step changed it), or Pi's validation error text.
+    fn check_arguments<'a>(&self, arguments: &'a Value) -> Result<Cow<'a, Value>, ToolError> {
         let prepared = self.prepare_arguments(arguments)?;
-        self.spec().parameters.validate_owned(self.name(), prepared)
+        self.spec().parameters.validate_cow(self.name(), prepared)
     }
 }
 
@@ -136,15 +143,15 @@ pub trait ToolDefinition: Send + Sync + 'static {
     fn spec(&self) -> &ToolSpec;
 
     /// See [`AgentTool::prepare_arguments`].
-    fn prepare_arguments(&self, arguments: Value) -> Result<Value, ToolError> {
-        Ok(arguments)
+    fn prepare_arguments<'a>(&self, arguments: &'a Value) -> Result<Cow<'a, Value>, ToolError> {
+        Ok(Cow::Borrowed(arguments))
     }
 
     /// Runs the call with its context.
     async fn execute(
         &self,
         tool_call_id: &str,
-        params: Value,
+        params: &Value,
         signal: AbortSignal,
         on_update: OnUpdate<Option<JsonDetails>>,
         ctx: ExtensionContext,
@@ -174,8 +181,8 @@ pub trait ToolMetadata: Send + Sync + 'static {
     const PROMPT_GUIDELINES: &'static [&'static str] = &[];
 
     /// See [`AgentTool::prepare_arguments`].
-    fn prepare_arguments(&self, arguments: Value) -> Result<Value, ToolError> {
-        Ok(arguments)
+    fn prepare_arguments<'a>(&self, arguments: &'a Value) -> Result<Cow<'a, Value>, ToolError> {
+        Ok(Cow::Borrowed(arguments))
     }
 }
 
@@ -227,20 +234,20 @@ impl<T: TypedTool> TypedToolDefinition for T {
 /// `Deserialize`), so serde can still refuse arguments the schema accepted.
 pub fn deserialize_params<P: DeserializeOwned>(
     tool_name: &str,
-    params: Value,
+    params: &Value,
 ) -> Result<P, ToolError> {
     // The plain deserialiser first: tracking the path costs on every call, and is only
     // needed to explain a failure.
-    if let Ok(p) = P::deserialize(&params) {
+    if let Ok(p) = P::deserialize(params) {
         return Ok(p);
     }
-    match serde_path_to_error::deserialize::<_, P>(&params) {
+    match serde_path_to_error::deserialize::<_, P>(params) {
         Ok(p) => Ok(p),
         Err(error) => {
             let line = format!("  - {}: {}", serde_path(error.path()), error.inner());
             Err(ToolError::with_kind(
                 ToolErrorKind::InvalidArguments,
-                crate::schema::failure_text(tool_name, &[line], &params),
+                crate::schema::failure_text(tool_name, &[line], params),
             ))
         }
     }
@@ -287,14 +294,14 @@ impl<T: TypedTool> AgentTool for Typed<T> {
         &self.spec
     }
 
-    fn prepare_arguments(&self, arguments: Value) -> Result<Value, ToolError> {
+    fn prepare_arguments<'a>(&self, arguments: &'a Value) -> Result<Cow<'a, Value>, ToolError> {
         self.tool.prepare_arguments(arguments)
     }
 
     async fn execute(
         &self,
         tool_call_id: &str,
-        params: Value,
+        params: &Value,
         signal: AbortSignal,
         on_update: OnUpdate<Option<JsonDetails>>,
     ) -> Result<JsonToolResult, ToolError> {
@@ -317,14 +324,14 @@ impl<T: TypedToolDefinition> ToolDefinition for Typed<T> {
         &self.spec
     }
 
-    fn prepare_arguments(&self, arguments: Value) -> Result<Value, ToolError> {
+    fn prepare_arguments<'a>(&self, arguments: &'a Value) -> Result<Cow<'a, Value>, ToolError> {
         self.tool.prepare_arguments(arguments)
     }
 
     async fn execute(
         &self,
         tool_call_id: &str,
-        params: Value,
+        params: &Value,
         signal: AbortSignal,
         on_update: OnUpdate<Option<JsonDetails>>,
         ctx: ExtensionContext,
@@ -396,14 +403,14 @@ impl ToolDefinition for AgentToolAsDefinition {
         self.0.spec()
     }
 
-    fn prepare_arguments(&self, arguments: Value) -> Result<Value, ToolError> {
+    fn prepare_arguments<'a>(&self, arguments: &'a Value) -> Result<Cow<'a, Value>, ToolError> {
         self.0.prepare_arguments(arguments)
     }
 
     async fn execute(
         &self,
         tool_call_id: &str,
-        params: Value,
+        params: &Value,
         signal: AbortSignal,
         on_update: OnUpdate<Option<JsonDetails>>,
         _ctx: ExtensionContext,
@@ -441,14 +448,14 @@ impl AgentTool for WrappedDefinition {
         self.definition.spec()
     }
 
-    fn prepare_arguments(&self, arguments: Value) -> Result<Value, ToolError> {
+    fn prepare_arguments<'a>(&self, arguments: &'a Value) -> Result<Cow<'a, Value>, ToolError> {
         self.definition.prepare_arguments(arguments)
     }
 
     async fn execute(
         &self,
         tool_call_id: &str,
-        params: Value,
+        params: &Value,
         signal: AbortSignal,
         on_update: OnUpdate<Option<JsonDetails>>,
     ) -> Result<JsonToolResult, ToolError> {

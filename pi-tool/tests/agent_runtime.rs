@@ -56,11 +56,11 @@ impl AgentTool for FnTool {
     async fn execute(
         &self,
         tool_call_id: &str,
-        params: Value,
+        params: &Value,
         signal: AbortSignal,
         _on_update: OnUpdate<Option<JsonDetails>>,
     ) -> Result<JsonToolResult, ToolError> {
-        (self.body)(tool_call_id.to_owned(), params, signal).await
+        (self.body)(tool_call_id.to_owned(), params.clone(), signal).await
     }
 }
 

@@ -134,8 +134,8 @@ async fn say_hi() -> Result<&'static str, ToolError> {
 }
 
 async fn run(tool: &Arc<dyn AgentTool>, args: Value) -> Result<JsonToolResult, ToolError> {
-    let args = tool.check_arguments(args)?;
-    tool.execute("call-1", args, AbortSignal::never(), OnUpdate::none())
+    let args = tool.check_arguments(&args)?;
+    tool.execute("call-1", &args, AbortSignal::never(), OnUpdate::none())
         .await
 }
 
@@ -217,11 +217,10 @@ async fn four_argument_tool_runs_with_updates() {
     let updates = Arc::new(Mutex::new(Vec::new()));
     let sink = updates.clone();
     let on_update = OnUpdate::new(move |u: JsonToolResult| sink.lock().unwrap().push(u.to_json()));
-    let args = tool
-        .check_arguments(json!({"city": " Paris ", "unit": "fahrenheit"}))
-        .unwrap();
+    let raw = json!({"city": " Paris ", "unit": "fahrenheit"});
+    let args = tool.check_arguments(&raw).unwrap();
     let result = tool
-        .execute("call-1", args, AbortSignal::never(), on_update)
+        .execute("call-1", &args, AbortSignal::never(), on_update)
         .await
         .unwrap();
     assert_eq!(
@@ -252,8 +251,13 @@ async fn errors_and_aborts_become_tool_errors() {
     let call = tokio::spawn({
         let tool = tool.clone();
         async move {
-            tool.execute("call-2", json!({"city": "Tokyo"}), signal, OnUpdate::none())
-                .await
+            tool.execute(
+                "call-2",
+                &json!({"city": "Tokyo"}),
+                signal,
+                OnUpdate::none(),
+            )
+            .await
         }
     });
     tokio::task::yield_now().await;
@@ -265,7 +269,7 @@ async fn errors_and_aborts_become_tool_errors() {
     let error = tool
         .execute(
             "call-3",
-            json!({"town": "Paris"}),
+            &json!({"town": "Paris"}),
             AbortSignal::never(),
             OnUpdate::none(),
         )
@@ -309,7 +313,7 @@ async fn context_tool_is_a_definition_wrapped_with_a_fresh_context_per_call() {
     let direct = definition
         .execute(
             "call-9",
-            json!({}),
+            &json!({}),
             AbortSignal::never(),
             OnUpdate::none(),
             ctx,

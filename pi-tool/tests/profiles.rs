@@ -603,7 +603,7 @@ fn export_accepts_agent_tools() {
         async fn execute(
             &self,
             _: &str,
-            _: Value,
+            _: &Value,
             _: pi_tool::AbortSignal,
             _: pi_tool::OnUpdate<Option<pi_tool::JsonDetails>>,
         ) -> Result<pi_tool::JsonToolResult, pi_tool::ToolError> {

@@ -57,7 +57,7 @@ fn a_typical_schemars_schema_compiles_and_validates() {
     });
     let v = check(&schema, good).expect("valid after coercion");
     assert_eq!(v["limit"], json!(24));
-    let parsed: SearchArgs = deserialize_params("search", v).expect("serde accepts it");
+    let parsed: SearchArgs = deserialize_params("search", &v).expect("serde accepts it");
     assert_eq!(parsed.limit, 24);
     assert_eq!(parsed.site, None);
 
@@ -80,7 +80,7 @@ fn a_typical_schemars_schema_compiles_and_validates() {
     // 5.0 for a u32 passes the schema and becomes 5 for serde.
     let float = json!({"query": "q", "limit": 5.0, "mode": "deep", "filters": []});
     let v = check(&schema, float).expect("integral float");
-    let parsed: SearchArgs = deserialize_params("search", v).expect("serde accepts 5");
+    let parsed: SearchArgs = deserialize_params("search", &v).expect("serde accepts 5");
     assert_eq!(parsed.limit, 5);
 }
 

@@ -20,7 +20,7 @@ struct Filter {
 #[test]
 fn serde_errors_name_the_field() {
     let args = json!({"query": "x", "limit": 5_000_000_000u64, "filters": []});
-    let e = deserialize_params::<Search>("search", args).expect_err("u32 overflow");
+    let e = deserialize_params::<Search>("search", &args).expect_err("u32 overflow");
     assert_eq!(e.kind(), ToolErrorKind::InvalidArguments);
     assert_eq!(
         e.message(),
@@ -31,7 +31,7 @@ fn serde_errors_name_the_field() {
 #[test]
 fn nested_paths_use_dots_and_indices() {
     let args = json!({"query": "x", "limit": 1, "filters": [{"from": 1}, {"from": 300}]});
-    let e = deserialize_params::<Search>("search", args).expect_err("u8 overflow");
+    let e = deserialize_params::<Search>("search", &args).expect_err("u8 overflow");
     assert!(
         e.message()
             .contains("\n  - filters.1.from: invalid value: integer `300`, expected u8\n"),
@@ -41,7 +41,7 @@ fn nested_paths_use_dots_and_indices() {
 
 #[test]
 fn missing_fields_are_reported_at_their_object() {
-    let e = deserialize_params::<Search>("search", json!({"query": "x"})).expect_err("missing");
+    let e = deserialize_params::<Search>("search", &json!({"query": "x"})).expect_err("missing");
     assert!(
         e.message().contains("\n  - root: missing field `limit`\n"),
         "{e}"
@@ -52,7 +52,7 @@ fn missing_fields_are_reported_at_their_object() {
 fn valid_arguments_deserialise() {
     let s: Search = deserialize_params(
         "search",
-        json!({"query": "x", "limit": 3, "filters": [{"from": 2}]}),
+        &json!({"query": "x", "limit": 3, "filters": [{"from": 2}]}),
     )
     .expect("valid");
     assert_eq!(s.limit, 3);

@@ -32,12 +32,12 @@ impl ToolDefinition for FnTool {
     async fn execute(
         &self,
         _id: &str,
-        params: Value,
+        params: &Value,
         _signal: AbortSignal,
         _on_update: OnUpdate<Option<JsonDetails>>,
         ctx: ExtensionContext,
     ) -> Result<JsonToolResult, ToolError> {
-        (self.body)(&params, &ctx)
+        (self.body)(params, &ctx)
     }
 }
 

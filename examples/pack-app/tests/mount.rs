@@ -56,16 +56,15 @@ fn renaming_and_filtering_keep_names_valid_and_unique() {
 async fn a_mounted_method_tool_shares_its_state_and_validates_arguments() {
     let tools = forecast_pack::pack().into_agent_tools();
     let forecast = tools.iter().find(|t| t.name() == "get_forecast").unwrap();
-    let params = forecast
-        .check_arguments(json!({"city": "tokyo", "days": 2}))
-        .unwrap();
+    let args = json!({"city": "tokyo", "days": 2});
+    let params = forecast.check_arguments(&args).unwrap();
     let result = forecast
-        .execute("c1", params, AbortSignal::never(), OnUpdate::none())
+        .execute("c1", &params, AbortSignal::never(), OnUpdate::none())
         .await
         .unwrap();
     assert_eq!(result.text_content(), "Tokyo: 24°C, 23°C");
     let error = forecast
-        .check_arguments(json!({"city": "Paris", "days": 9}))
+        .check_arguments(&json!({"city": "Paris", "days": 9}))
         .unwrap_err();
     assert!(
         error.message().contains("  - days: must be <= 3"),

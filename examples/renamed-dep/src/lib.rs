@@ -35,12 +35,13 @@ mod tests {
             shout.spec().description,
             "Return the text in capital letters."
         );
-        let params = shout.check_arguments(json!({"text": "hi"})).unwrap();
+        let args = json!({"text": "hi"});
+        let params = shout.check_arguments(&args).unwrap();
         let result = shout
-            .execute("c", params, AbortSignal::never(), OnUpdate::none())
+            .execute("c", &params, AbortSignal::never(), OnUpdate::none())
             .await
             .unwrap();
         assert_eq!(result.text_content(), "HI");
-        assert!(shout.check_arguments(json!({})).is_err());
+        assert!(shout.check_arguments(&json!({})).is_err());
     }
 }

@@ -74,10 +74,11 @@ fn recorder() -> (
 #[tokio::test]
 async fn json_level_call_validates_runs_and_serialises() {
     let tool = GetWeather.into_agent_tool();
-    let params = tool.check_arguments(json!({"city": "Tokyo"})).unwrap();
+    let args = json!({"city": "Tokyo"});
+    let params = tool.check_arguments(&args).unwrap();
     let (on_update, updates) = recorder();
     let result = tool
-        .execute("call_1", params, AbortSignal::never(), on_update)
+        .execute("call_1", &params, AbortSignal::never(), on_update)
         .await
         .unwrap();
     assert_eq!(
@@ -96,7 +97,7 @@ async fn json_level_call_validates_runs_and_serialises() {
 fn bad_arguments_get_pis_validation_text() {
     let tool = GetWeather.into_agent_tool();
     let error = tool
-        .check_arguments(json!({"city": "Paris", "unit": "kelvin"}))
+        .check_arguments(&json!({"city": "Paris", "unit": "kelvin"}))
         .unwrap_err();
     assert!(
         error
@@ -109,7 +110,7 @@ fn bad_arguments_get_pis_validation_text() {
             .message()
             .ends_with("Received arguments:\n{\n  \"city\": \"Paris\",\n  \"unit\": \"kelvin\"\n}")
     );
-    let error = tool.check_arguments(json!({"country": "FR"})).unwrap_err();
+    let error = tool.check_arguments(&json!({"country": "FR"})).unwrap_err();
     assert!(
         error
             .message()
@@ -152,9 +153,10 @@ async fn five_argument_form_gets_a_fresh_context_per_call() {
         Some("Look up the demo temperature for Paris or Tokyo")
     );
     for city in ["Paris", "Tokyo"] {
-        let params = tool.check_arguments(json!({ "city": city })).unwrap();
+        let args = json!({ "city": city });
+        let params = tool.check_arguments(&args).unwrap();
         let result = tool
-            .execute("c", params, AbortSignal::never(), OnUpdate::none())
+            .execute("c", &params, AbortSignal::never(), OnUpdate::none())
             .await
             .unwrap();
         assert!(result.text_content().starts_with(city));

@@ -20,6 +20,7 @@
 //! an abort get an `Operation aborted` result instead of being orphaned.
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
@@ -54,11 +55,12 @@ struct Finalized {
     synthesized: bool,
 }
 
-enum Preparation {
+enum Preparation<'c> {
     Immediate(JsonToolResult),
     Prepared {
         tool: Arc<dyn AgentTool>,
-        args: Value,
+        /// Borrowed from the call unless preparation, coercion or a hook changed them.
+        args: Cow<'c, Value>,
     },
 }
 
@@ -208,7 +210,7 @@ impl<'a> Batch<'a> {
     /// Pi's `prepareToolCall`.
     /// [`Self::prepare_call`], with the error text redacted when the host configured
     /// secrets.
-    async fn prepare(&self, call: &ToolCall) -> Preparation {
+    async fn prepare<'c>(&self, call: &'c ToolCall) -> Preparation<'c> {
         match self.prepare_call(call).await {
             Preparation::Immediate(result) => Preparation::Immediate(self.redacted(result, true)),
             prepared => prepared,
@@ -225,7 +227,7 @@ impl<'a> Batch<'a> {
         result
     }
 
-    async fn prepare_call(&self, call: &ToolCall) -> Preparation {
+    async fn prepare_call<'c>(&self, call: &'c ToolCall) -> Preparation<'c> {
         let Some(tool) = self.context.find_tool(&call.name) else {
             return Preparation::Immediate(error_result(format!("Tool {} not found", call.name)));
         };
@@ -244,25 +246,22 @@ impl<'a> Batch<'a> {
         }
     }
 
-    async fn try_prepare(
+    async fn try_prepare<'c>(
         &self,
-        call: &ToolCall,
+        call: &'c ToolCall,
         tool: Arc<dyn AgentTool>,
-    ) -> Result<Preparation, ToolError> {
-        // The tool gets its own copy (Pi's `structuredClone` before validation); the
-        // events keep sharing the model's arguments.
-        let prepared = tool.prepare_arguments(Value::clone(&call.arguments))?;
-        let mut args = tool
-            .spec()
-            .parameters
-            .validate_owned(&call.name, prepared)?;
+    ) -> Result<Preparation<'c>, ToolError> {
+        // Pi gives the tool its own copy (`structuredClone` before validation); a borrow
+        // cannot change the model's arguments, so the copy is made only when a step below
+        // changes them (`prepare_arguments`, coercion, a `before_tool_call` hook).
+        let mut args = tool.check_arguments(&call.arguments)?;
         if let Some(hook) = &self.config.before_tool_call {
             let decision = hook
                 .before_tool_call(
                     BeforeToolCallContext {
                         assistant_message: self.assistant,
                         tool_call: call,
-                        args: &mut args,
+                        args: args.to_mut(),
                         context: self.context,
                     },
                     self.signal,
@@ -298,7 +297,7 @@ impl<'a> Batch<'a> {
         &self,
         call: &ToolCall,
         tool: Arc<dyn AgentTool>,
-        args: Value,
+        args: Cow<'_, Value>,
         on_update: crate::update::OnUpdate<Option<JsonDetails>>,
         check_abort: bool,
     ) -> (JsonToolResult, bool) {
@@ -312,17 +311,16 @@ impl<'a> Batch<'a> {
         &self,
         call: &ToolCall,
         tool: Arc<dyn AgentTool>,
-        args: Value,
+        args: Cow<'_, Value>,
         on_update: crate::update::OnUpdate<Option<JsonDetails>>,
         check_abort: bool,
     ) -> (JsonToolResult, bool) {
         if check_abort && self.signal.is_aborted() {
             return (error_result(ABORTED_MESSAGE), true);
         }
-        let after_args = self.config.after_tool_call.is_some().then(|| args.clone());
         let timeout = tool.spec().timeout.or(self.config.tool_timeout);
         let execute =
-            AssertUnwindSafe(tool.execute(&call.id, args, self.signal.clone(), on_update.clone()))
+            AssertUnwindSafe(tool.execute(&call.id, &args, self.signal.clone(), on_update.clone()))
                 .catch_unwind();
         let outcome = match timeout {
             Some(limit) => tokio::time::timeout(limit, execute)
@@ -356,8 +354,8 @@ impl<'a> Batch<'a> {
                 (error_result(error.message()), true)
             }
         };
-        match (&self.config.after_tool_call, after_args) {
-            (Some(hook), Some(args)) => {
+        match &self.config.after_tool_call {
+            Some(hook) => {
                 let ctx = AfterToolCallContext {
                     assistant_message: self.assistant,
                     tool_call: call,

@@ -176,10 +176,7 @@ impl PlainObject {
             return None;
         }
         let names = k.required.as_deref().unwrap_or_default();
-        let required: Vec<bool> = props
-            .iter()
-            .map(|(name, _)| names.contains(name))
-            .collect();
+        let required: Vec<bool> = props.iter().map(|(name, _)| names.contains(name)).collect();
         let mut required_elsewhere: Vec<String> = Vec::new();
         for name in names {
             if !props.iter().any(|(p, _)| p == name) && !required_elsewhere.contains(name) {

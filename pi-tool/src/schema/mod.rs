@@ -85,6 +85,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 
 use schemars::JsonSchema;
+use std::borrow::Cow;
+
 use serde_json::{Value, json};
 
 use crate::error::{ToolError, ToolErrorKind};
@@ -243,38 +245,42 @@ impl ToolSchema {
     /// );
     /// ```
     pub fn validate(&self, tool_name: &str, args: &Value) -> Result<Value, ToolError> {
-        let compiled = self.usable(tool_name)?;
-        let shape = Shape::of(args);
-        if shape.too_deep {
-            return Err(depth_error(tool_name));
-        }
-        // A value that validates as given is left unchanged by Pi's passes (see
-        // `compile::pi_is_transparent`): skip them.
-        if compiled.pi_transparent && check::accepts(compiled, 0, args) {
-            let mut value = args.clone();
-            if shape.has_float {
-                integralize(&mut value);
-            }
-            return Ok(value);
-        }
-        self.validate_slow(compiled, tool_name, args)
+        self.validate_cow(tool_name, Cow::Borrowed(args))
+            .map(Cow::into_owned)
     }
 
     /// [`validate`](Self::validate) for arguments the caller owns: when they are valid as
     /// given (the common case) they are returned without a copy.
-    pub fn validate_owned(&self, tool_name: &str, mut args: Value) -> Result<Value, ToolError> {
+    pub fn validate_owned(&self, tool_name: &str, args: Value) -> Result<Value, ToolError> {
+        self.validate_cow(tool_name, Cow::Owned(args))
+            .map(Cow::into_owned)
+    }
+
+    /// [`validate`](Self::validate) without a copy where none is needed: arguments that
+    /// are valid as given and that Pi's passes leave alone (the common case) come back as
+    /// they came, borrowed or owned. What [`AgentTool::check_arguments`](crate::AgentTool)
+    /// runs.
+    pub fn validate_cow<'a>(
+        &self,
+        tool_name: &str,
+        args: Cow<'a, Value>,
+    ) -> Result<Cow<'a, Value>, ToolError> {
         let compiled = self.usable(tool_name)?;
         let shape = Shape::of(&args);
         if shape.too_deep {
             return Err(depth_error(tool_name));
         }
+        // A value that validates as given is left unchanged by Pi's passes (see
+        // `compile::pi_is_transparent`): skip them.
         if compiled.pi_transparent && check::accepts(compiled, 0, &args) {
-            if shape.has_float {
-                integralize(&mut args);
+            let mut args = args;
+            if shape.has_integral_float {
+                integralize(args.to_mut());
             }
             return Ok(args);
         }
         self.validate_slow(compiled, tool_name, &args)
+            .map(Cow::Owned)
     }
 
     fn usable(&self, tool_name: &str) -> Result<&Compiled, ToolError> {
@@ -354,11 +360,12 @@ fn depth_error(tool_name: &str) -> ToolError {
 }
 
 /// What one walk over the arguments learns before validation: whether they nest too deep to
-/// validate, and whether any number is a float (only then can [`integralize`] change them).
+/// validate, and whether any number is an integral float (only then does [`integralize`]
+/// change them).
 #[derive(Debug, Default)]
 struct Shape {
     too_deep: bool,
-    has_float: bool,
+    has_integral_float: bool,
 }
 
 impl Shape {
@@ -372,7 +379,10 @@ impl Shape {
     fn walk(&mut self, value: &Value, levels_left: usize) -> bool {
         match value {
             Value::Number(n) => {
-                self.has_float |= n.is_f64();
+                if n.is_f64() {
+                    let f = js::as_f64(n);
+                    self.has_integral_float |= f.trunc() == f;
+                }
                 true
             }
             Value::Array(items) => {

@@ -59,8 +59,7 @@ impl ToolCallEvent {
 
     /// The input as `P`, when this call is to the tool named `tool_name`.
     pub fn input_as<P: DeserializeOwned>(&self, tool_name: &str) -> Option<Result<P, ToolError>> {
-        (self.tool_name == tool_name)
-            .then(|| deserialize_params::<P>(&self.tool_name, self.input.clone()))
+        (self.tool_name == tool_name).then(|| deserialize_params::<P>(&self.tool_name, &self.input))
     }
 }
 

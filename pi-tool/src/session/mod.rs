@@ -27,12 +27,12 @@
 //! use pi_tool::agent::{AssistantContent, FauxModel, FauxTurn};
 //! use pi_tool::session::{AgentSession, FnExtension, ToolCallDecision, ToolCallEvent};
 //! use pi_tool::{ExtensionContext, ToolDefinition, json};
-//! # use pi_tool::{AbortSignal, JsonToolResult, OnUpdate, ToolError, ToolSchema, ToolSpec, Value};
+//! # use pi_tool::{AbortSignal, JsonDetails, JsonToolResult, OnUpdate, ToolError, ToolSchema, ToolSpec, Value};
 //! # struct Echo(ToolSpec);
 //! # #[pi_tool::async_trait]
 //! # impl ToolDefinition for Echo {
 //! #     fn spec(&self) -> &ToolSpec { &self.0 }
-//! #     async fn execute(&self, _: &str, p: Value, _: AbortSignal, _: OnUpdate<Option<JsonDetails>>,
+//! #     async fn execute(&self, _: &str, p: &Value, _: AbortSignal, _: OnUpdate<Option<JsonDetails>>,
 //! #         _: ExtensionContext) -> Result<JsonToolResult, ToolError> {
 //! #         Ok(JsonToolResult::text(p.to_string(), None))
 //! #     }

@@ -229,7 +229,7 @@ mod tests {
         async fn execute(
             &self,
             _: &str,
-            _: serde_json::Value,
+            _: &serde_json::Value,
             _: crate::abort::AbortSignal,
             _: crate::update::OnUpdate<Option<crate::details::JsonDetails>>,
             _: crate::context::ExtensionContext,

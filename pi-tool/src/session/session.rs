@@ -459,14 +459,17 @@ impl AgentTool for SessionTool {
         self.definition.spec()
     }
 
-    fn prepare_arguments(&self, arguments: Value) -> Result<Value, ToolError> {
+    fn prepare_arguments<'a>(
+        &self,
+        arguments: &'a Value,
+    ) -> Result<std::borrow::Cow<'a, Value>, ToolError> {
         self.definition.prepare_arguments(arguments)
     }
 
     async fn execute(
         &self,
         tool_call_id: &str,
-        params: Value,
+        params: &Value,
         signal: AbortSignal,
         on_update: OnUpdate<Option<JsonDetails>>,
     ) -> Result<JsonToolResult, ToolError> {
