@@ -83,7 +83,7 @@ fn tool_results(agent: &Agent) -> Vec<(String, bool, String)> {
                 .iter()
                 .filter_map(|c| c.as_text())
                 .collect::<String>();
-            (m.tool_call_id.clone(), m.is_error, text)
+            (m.tool_call_id.to_string(), m.is_error, text)
         })
         .collect()
 }

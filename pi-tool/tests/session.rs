@@ -85,7 +85,7 @@ fn results(session: &AgentSession) -> Vec<(String, String, bool)> {
                 .iter()
                 .filter_map(|c| c.as_text())
                 .collect::<String>();
-            (r.tool_call_id.clone(), text, r.is_error)
+            (r.tool_call_id.to_string(), text, r.is_error)
         })
         .collect()
 }

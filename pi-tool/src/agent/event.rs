@@ -69,19 +69,19 @@ pub enum AgentEvent {
     },
     /// A tool call began.
     ToolExecutionStart {
-        /// The call id.
-        tool_call_id: String,
-        /// The tool name the call used.
-        tool_name: String,
+        /// The call id, shared with the call.
+        tool_call_id: Arc<str>,
+        /// The tool name the call used, shared with the call.
+        tool_name: Arc<str>,
         /// The raw arguments (not prepared, not validated), shared with the tool call.
         args: Arc<Value>,
     },
     /// A running tool reported progress.
     ToolExecutionUpdate {
-        /// The call id.
-        tool_call_id: String,
-        /// The tool name the call used.
-        tool_name: String,
+        /// The call id, shared with the call.
+        tool_call_id: Arc<str>,
+        /// The tool name the call used, shared with the call.
+        tool_name: Arc<str>,
         /// The raw arguments, shared with the tool call.
         args: Arc<Value>,
         /// The partial result, as the tool gave it.
@@ -89,10 +89,10 @@ pub enum AgentEvent {
     },
     /// A tool call ended.
     ToolExecutionEnd {
-        /// The call id.
-        tool_call_id: String,
-        /// The tool name the call used.
-        tool_name: String,
+        /// The call id, shared with the call.
+        tool_call_id: Arc<str>,
+        /// The tool name the call used, shared with the call.
+        tool_name: Arc<str>,
         /// The finalized result.
         result: JsonToolResult,
         /// Whether it failed.

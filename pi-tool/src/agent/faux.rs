@@ -386,8 +386,8 @@ impl FauxStream {
                 }
                 // The partial always holds the block streamed at step 0.
                 _ => Kind::ToolcallEnd(super::message::ToolCall {
-                    id: String::new(),
-                    name: String::new(),
+                    id: Arc::from(""),
+                    name: Arc::from(""),
                     arguments: self.arguments.clone(),
                 }),
             },

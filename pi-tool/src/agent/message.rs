@@ -178,9 +178,12 @@ pub struct Cost {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolCall {
     /// The call id that its result message refers to.
-    pub id: String,
+    ///
+    /// The id and the name are shared (`Arc<str>`): the events of the call, the pending
+    /// set and the result message hold them without a copy, as Pi holds one string.
+    pub id: Arc<str>,
     /// The tool's name, as the model wrote it (it may name no tool).
-    pub name: String,
+    pub name: Arc<str>,
     /// The raw arguments: any JSON value, not yet prepared or validated.
     ///
     /// Shared, as Pi shares the one object: the streamed partial, the final message,
@@ -234,7 +237,7 @@ impl AssistantContent {
     }
 
     /// A tool-call block.
-    pub fn tool_call(id: impl Into<String>, name: impl Into<String>, arguments: Value) -> Self {
+    pub fn tool_call(id: impl Into<Arc<str>>, name: impl Into<Arc<str>>, arguments: Value) -> Self {
         AssistantContent::ToolCall(ToolCall {
             id: id.into(),
             name: name.into(),
@@ -317,10 +320,10 @@ impl AssistantMessage {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolResultMessage {
-    /// The call this answers.
-    pub tool_call_id: String,
-    /// The tool name the call used.
-    pub tool_name: String,
+    /// The call this answers (shared with the call, see [`ToolCall::id`]).
+    pub tool_call_id: Arc<str>,
+    /// The tool name the call used (shared with the call).
+    pub tool_name: Arc<str>,
     /// What the model reads.
     pub content: Vec<Content>,
     /// The result's details: `None` when the result had no `details` key, `Some(Null)`

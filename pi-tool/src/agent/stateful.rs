@@ -90,7 +90,7 @@ pub struct AgentState {
     /// partials, so that streaming stays O(n).)
     pub streaming_message: Option<Message>,
     /// Ids of the tool calls that started and have not ended.
-    pub pending_tool_calls: HashSet<String>,
+    pub pending_tool_calls: HashSet<Arc<str>>,
     /// The error of the last failed assistant message of the current/last run.
     pub error_message: Option<String>,
 }

@@ -506,8 +506,8 @@ impl BeforeToolCall for SessionHooks {
             return Ok(None);
         }
         let mut event = ToolCallEvent {
-            tool_name: ctx.tool_call.name.clone(),
-            tool_call_id: ctx.tool_call.id.clone(),
+            tool_name: ctx.tool_call.name.to_string(),
+            tool_call_id: ctx.tool_call.id.to_string(),
             input: std::mem::take(ctx.args),
         };
         let ext_ctx = shared.context(Some(signal.clone()));
@@ -540,8 +540,8 @@ impl AfterToolCall for SessionHooks {
         let mut after = None;
         if !handlers.is_empty() {
             let mut event = ToolResultEvent {
-                tool_name: ctx.tool_call.name.clone(),
-                tool_call_id: ctx.tool_call.id.clone(),
+                tool_name: ctx.tool_call.name.to_string(),
+                tool_call_id: ctx.tool_call.id.to_string(),
                 input: ctx.args.clone(),
                 content: ctx.result.content.clone(),
                 details: ctx.result.details.clone(),
