@@ -244,6 +244,61 @@ async fn changing_active_tools_inside_a_run_applies_from_the_next_model_call() {
 }
 
 #[tokio::test]
+async fn a_call_that_only_adds_active_tools_records_them_on_its_result() {
+    let (_model, stream) = faux(vec![
+        call("c1", "load", json!({})),
+        call("c2", "load_again", json!({})),
+        call("c3", "narrow", json!({})),
+    ]);
+    let session = AgentSession::builder(stream)
+        .extension(ext("ext", move |api| {
+            let handle = api.clone();
+            api.register_tool(tool_with("load", None, &[], move |_, _| {
+                handle.set_active_tools(["load", "load_again", "narrow", "extra", "more"])?;
+                // Named by the tool itself too: kept first, not repeated.
+                Ok(AgentToolResult::text("loaded", None).with_added_tool_names(["more"]))
+            }))?;
+            let handle = api.clone();
+            api.register_tool(tool_with("load_again", None, &[], move |_, _| {
+                // The same list again: nothing added.
+                handle.set_active_tools(["load", "load_again", "narrow", "extra", "more"])?;
+                Ok(AgentToolResult::text("same", None))
+            }))?;
+            let handle = api.clone();
+            api.register_tool(tool_with("narrow", None, &[], move |_, _| {
+                // Adds `other` but removes `extra`: not a load point.
+                handle.set_active_tools(["load", "load_again", "narrow", "more", "other"])?;
+                Ok(AgentToolResult::text("narrowed", None))
+            }))?;
+            for name in ["extra", "more", "other"] {
+                api.register_tool(tool(name, name))?;
+            }
+            Ok(())
+        }))
+        .build()
+        .unwrap();
+    session
+        .set_active_tools_by_name(["load", "load_again", "narrow"])
+        .unwrap();
+    session.prompt("go").await.unwrap();
+    let added: Vec<Option<Vec<String>>> = session
+        .agent()
+        .messages()
+        .iter()
+        .filter_map(Message::as_tool_result)
+        .map(|m| m.added_tool_names.clone())
+        .collect();
+    assert_eq!(
+        added,
+        [
+            Some(vec!["more".to_owned(), "extra".to_owned()]),
+            None,
+            None
+        ]
+    );
+}
+
+#[tokio::test]
 async fn a_tool_registered_at_run_time_is_active_for_the_next_call_and_cannot_take_a_name() {
     let (model, stream) = faux(vec![
         call("c1", "loader", json!({})),

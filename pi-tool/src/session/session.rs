@@ -103,7 +103,9 @@ pub(crate) struct State {
     pub(crate) ui: Option<Arc<dyn ExtensionUi>>,
     pub(crate) extensions: Vec<ExtensionSlot>,
     registry: Vec<Entry>,
-    active: Vec<String>,
+    /// Replaced, never changed in place: a tool call compares the list it started with
+    /// to the one it ended with by pointer (see [`stamp_added_tools`]).
+    active: Arc<Vec<String>>,
     active_tools: Vec<Arc<dyn AgentTool>>,
     system_prompt: String,
     ready: bool,
@@ -159,7 +161,7 @@ impl Shared {
                     })
                     .collect(),
                 registry: Vec::new(),
-                active: Vec::new(),
+                active: Arc::new(Vec::new()),
                 active_tools: Vec::new(),
                 system_prompt: String::new(),
                 ready: false,
@@ -191,6 +193,10 @@ impl Shared {
     }
 
     pub(crate) fn active_tool_names(&self) -> Vec<String> {
+        lock(&self.state).active.to_vec()
+    }
+
+    fn active_snapshot(&self) -> Arc<Vec<String>> {
         lock(&self.state).active.clone()
     }
 
@@ -273,7 +279,7 @@ impl Shared {
         self.agent.set_system_prompt(prompt.clone());
         state.active_tools = tools;
         state.system_prompt = prompt;
-        state.active = active;
+        state.active = Arc::new(active);
     }
 
     pub(crate) fn set_active_tools<I, S>(&self, names: I) -> ActiveToolsChange
@@ -337,7 +343,7 @@ impl Shared {
             .iter()
             .map(|e| e.tool.name().to_owned())
             .collect();
-        let previous_active = state.active.clone();
+        let previous_active = Arc::clone(&state.active);
         let registry = build_registry(Self::all_sources(&state, &self.custom_tools), &self.filter);
         let active = next_active(
             &registry,
@@ -477,12 +483,45 @@ impl AgentTool for SessionTool {
             return Err(ToolError::new(SessionError::Disposed.to_string()));
         };
         let ctx = shared.context(Some(signal.clone()));
+        let active_before = shared.active_snapshot();
         let outcome = self
             .definition
             .execute(tool_call_id, params, signal, on_update, ctx)
             .await;
-        outcome.map_err(|e| shared.redact(e))
+        match outcome {
+            Ok(mut result) => {
+                stamp_added_tools(&mut result, &active_before, &shared.active_snapshot());
+                Ok(result)
+            }
+            Err(error) => Err(shared.redact(error)),
+        }
     }
+}
+
+/// Pi's wrapper (`extensions/wrapper.js`): when a call left the active tools a strict
+/// superset of what it started with, the tools it added are recorded on its result
+/// (`addedToolNames`, after any the tool named itself, without repeats), so that providers
+/// can treat the result as the point where those tools were loaded.
+fn stamp_added_tools(
+    result: &mut JsonToolResult,
+    before: &Arc<Vec<String>>,
+    after: &Arc<Vec<String>>,
+) {
+    if Arc::ptr_eq(before, after) || before.iter().any(|name| !after.contains(name)) {
+        return;
+    }
+    let added: Vec<&String> = after.iter().filter(|name| !before.contains(name)).collect();
+    if added.is_empty() {
+        return;
+    }
+    let names = result.added_tool_names.get_or_insert_with(Vec::new);
+    let mut unique: Vec<String> = Vec::with_capacity(names.len() + added.len());
+    for name in names.drain(..).chain(added.into_iter().cloned()) {
+        if !unique.contains(&name) {
+            unique.push(name);
+        }
+    }
+    *names = unique;
 }
 
 pub(crate) struct SessionHooks(pub(crate) Weak<Shared>);
