@@ -10,7 +10,6 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures::FutureExt;
 use pi_tool::{
     AbortSignal, AgentTool, JsonDetails, JsonToolResult, OnUpdate, ToolError, ToolErrorKind, Value,
 };
@@ -54,25 +53,16 @@ pub async fn run_call(
         .map_err(|payload| panicked(&name, payload))?;
     let params = checked?;
 
-    // A child controller, so that a timeout can abort the tool without touching the
-    // caller's signal.
-    let (controller, call_signal) = signal.child();
-    let execute = AssertUnwindSafe(tool.execute(tool_call_id, &params, call_signal, on_update))
-        .catch_unwind();
-    let outcome = match tool.spec().timeout {
-        None => execute.await,
-        Some(limit) => match tokio::time::timeout(limit, execute).await {
-            Ok(outcome) => outcome,
-            Err(_) => {
-                controller.abort();
-                return Err(ToolError::with_kind(
-                    ToolErrorKind::Timeout,
-                    format!("Tool {name} timed out after {}", format_duration(limit)),
-                ));
-            }
-        },
-    };
-    outcome.map_err(|payload| panicked(&name, payload))?
+    // Panics and the tool's timeout are contained as in the agent loop (same texts).
+    pi_tool::execute_contained(
+        &**tool,
+        tool_call_id,
+        &params,
+        signal,
+        on_update,
+        tool.spec().timeout,
+    )
+    .await
 }
 
 /// Runs [`run_call`] and measures it.
@@ -107,16 +97,6 @@ fn panicked(tool: &str, payload: Box<dyn Any + Send>) -> ToolError {
         ToolErrorKind::Panicked,
         format!("Tool {tool} panicked: {message}"),
     )
-}
-
-/// The agent runtime's spelling of a duration (`30s`, `1500ms`), so that a timeout reads
-/// the same over MCP as in the agent loop.
-fn format_duration(d: std::time::Duration) -> String {
-    if d.subsec_nanos() == 0 {
-        format!("{}s", d.as_secs())
-    } else {
-        format!("{}ms", d.as_millis())
-    }
 }
 
 #[cfg(test)]

@@ -133,6 +133,7 @@
 
 mod abort;
 pub mod agent;
+mod contain;
 mod content;
 mod context;
 mod details;
@@ -149,6 +150,7 @@ mod tool;
 mod update;
 
 pub use abort::{AbortController, AbortSignal};
+pub use contain::execute_contained;
 pub use content::Content;
 pub use context::{
     ContextError, ExtensionContext, ExtensionContextBuilder, ExtensionUi, Mode, NoUi, NotifyLevel,

@@ -23,7 +23,6 @@ use std::any::Any;
 use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures::FutureExt;
 use serde_json::Value;
@@ -35,9 +34,10 @@ use super::message::{AssistantMessage, ToolCall, ToolResultMessage};
 use super::model::Context;
 use super::run::{AgentEventSink, LoopConfig};
 use crate::abort::AbortSignal;
+use crate::contain::{execute_contained, panic_message};
 use crate::content::Content;
 use crate::details::JsonDetails;
-use crate::error::{ABORTED_MESSAGE, ToolError, ToolErrorKind};
+use crate::error::{ABORTED_MESSAGE, ToolError};
 use crate::mode::ToolExecutionMode;
 use crate::result::JsonToolResult;
 use crate::tool::AgentTool;
@@ -84,21 +84,9 @@ fn error_result(message: impl Into<String>) -> JsonToolResult {
 }
 
 fn panic_text(panic: &(dyn Any + Send)) -> String {
-    if let Some(s) = panic.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = panic.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "unknown panic payload".to_owned()
-    }
-}
-
-fn format_duration(d: Duration) -> String {
-    if d.subsec_nanos() == 0 {
-        format!("{}s", d.as_secs())
-    } else {
-        format!("{}ms", d.as_millis())
-    }
+    panic_message(panic)
+        .unwrap_or("unknown panic payload")
+        .to_owned()
 }
 
 /// Pi's `failToolCallsFromTruncatedMessage`: a `length` stop fails every call.
@@ -319,40 +307,20 @@ impl<'a> Batch<'a> {
             return (error_result(ABORTED_MESSAGE), true);
         }
         let timeout = tool.spec().timeout.or(self.config.tool_timeout);
-        let execute =
-            AssertUnwindSafe(tool.execute(&call.id, &args, self.signal.clone(), on_update.clone()))
-                .catch_unwind();
-        let outcome = match timeout {
-            Some(limit) => tokio::time::timeout(limit, execute)
-                .await
-                .map_err(|_| limit),
-            None => Ok(execute.await),
-        };
+        let outcome = execute_contained(
+            &*tool,
+            &call.id,
+            &args,
+            self.signal.clone(),
+            on_update.clone(),
+            timeout,
+        )
+        .await;
         on_update.close();
         YieldOnce::new().await;
         let (result, is_error) = match outcome {
-            Ok(Ok(Ok(result))) => (result, false),
-            Ok(Ok(Err(error))) => (error_result(error.message()), true),
-            Ok(Err(panic)) => {
-                let error = ToolError::with_kind(
-                    ToolErrorKind::Panicked,
-                    format!("Tool {} panicked: {}", call.name, panic_text(&*panic)),
-                );
-                tracing::error!(tool = %call.name, tool_call_id = %call.id, "{error}");
-                (error_result(error.message()), true)
-            }
-            Err(limit) => {
-                let error = ToolError::with_kind(
-                    ToolErrorKind::Timeout,
-                    format!(
-                        "Tool {} timed out after {}",
-                        call.name,
-                        format_duration(limit)
-                    ),
-                );
-                tracing::warn!(tool = %call.name, tool_call_id = %call.id, "{error}");
-                (error_result(error.message()), true)
-            }
+            Ok(result) => (result, false),
+            Err(error) => (error_result(error.message()), true),
         };
         match &self.config.after_tool_call {
             Some(hook) => {

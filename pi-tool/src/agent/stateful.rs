@@ -665,13 +665,9 @@ impl Agent {
 }
 
 fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = panic.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = panic.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "the agent run panicked".to_owned()
-    }
+    crate::contain::panic_message(panic)
+        .unwrap_or("the agent run panicked")
+        .to_owned()
 }
 
 /// Ends the run when the prompt future completes or is dropped (a cancelled prompt

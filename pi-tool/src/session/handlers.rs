@@ -182,13 +182,9 @@ where
 }
 
 pub(crate) fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = panic.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = panic.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "the handler panicked".to_owned()
-    }
+    crate::contain::panic_message(panic)
+        .unwrap_or("the handler panicked")
+        .to_owned()
 }
 
 /// Runs the `tool_call` chain: the first block wins; an error (or panic) blocks.

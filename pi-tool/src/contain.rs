@@ -1,0 +1,120 @@
+//! Running a tool's `execute` so that nothing it does escapes: a panic or an overrun
+//! becomes a [`ToolError`] whose text the model can read.
+//!
+//! The agent loop and the MCP server run calls through the same function, so a panic or a
+//! timeout reads the same wherever a tool runs.
+
+use std::any::Any;
+use std::panic::AssertUnwindSafe;
+use std::time::Duration;
+
+use futures::FutureExt;
+use serde_json::Value;
+
+use crate::abort::AbortSignal;
+use crate::details::JsonDetails;
+use crate::error::{ToolError, ToolErrorKind};
+use crate::result::JsonToolResult;
+use crate::tool::AgentTool;
+use crate::update::OnUpdate;
+
+/// Runs `tool.execute` with every failure contained.
+///
+/// * The tool's own error comes back as it is.
+/// * A panic becomes [`ToolErrorKind::Panicked`]: `Tool <name> panicked: <message>`.
+/// * With a `timeout`, a call that runs longer is dropped and becomes
+///   [`ToolErrorKind::Timeout`]: `Tool <name> timed out after 30s`. The tool runs under a
+///   child of `signal`, which is aborted at the deadline, so work the tool started on its
+///   own (a spawned task, a child process) sees the abort too; `signal` itself is left
+///   alone.
+///
+/// Panics are logged at error level and timeouts at warn level through `tracing`.
+///
+/// ```
+/// use std::time::Duration;
+/// use pi_tool::{AbortSignal, AgentTool, IntoAgentTool, OnUpdate, ToolError, ToolErrorKind};
+/// use pi_tool::{execute_contained, json, pi_tool};
+///
+/// /// Waits for a minute.
+/// #[pi_tool(name = "slow")]
+/// async fn slow(signal: AbortSignal) -> Result<String, ToolError> {
+///     signal.sleep(Duration::from_secs(60)).await?;
+///     Ok("done".into())
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let tool = Slow.into_agent_tool();
+/// let error = execute_contained(
+///     &*tool, "call_1", &json!({}), AbortSignal::never(), OnUpdate::none(),
+///     Some(Duration::from_secs(30)),
+/// )
+/// .await
+/// .unwrap_err();
+/// assert_eq!(error.kind(), ToolErrorKind::Timeout);
+/// assert_eq!(error.message(), "Tool slow timed out after 30s");
+/// # }
+/// ```
+pub async fn execute_contained(
+    tool: &dyn AgentTool,
+    tool_call_id: &str,
+    params: &Value,
+    signal: AbortSignal,
+    on_update: OnUpdate<Option<JsonDetails>>,
+    timeout: Option<Duration>,
+) -> Result<JsonToolResult, ToolError> {
+    let name = tool.name();
+    let outcome = match timeout {
+        None => {
+            AssertUnwindSafe(tool.execute(tool_call_id, params, signal, on_update))
+                .catch_unwind()
+                .await
+        }
+        Some(limit) => {
+            let (controller, child) = signal.child();
+            let execute = AssertUnwindSafe(tool.execute(tool_call_id, params, child, on_update))
+                .catch_unwind();
+            match tokio::time::timeout(limit, execute).await {
+                Ok(outcome) => outcome,
+                Err(_) => {
+                    controller.abort();
+                    let error = ToolError::with_kind(
+                        ToolErrorKind::Timeout,
+                        format!("Tool {name} timed out after {}", format_duration(limit)),
+                    );
+                    tracing::warn!(tool = name, tool_call_id, "{error}");
+                    return Err(error);
+                }
+            }
+        }
+    };
+    outcome.unwrap_or_else(|payload| {
+        let error = ToolError::with_kind(
+            ToolErrorKind::Panicked,
+            format!(
+                "Tool {name} panicked: {}",
+                panic_message(&*payload).unwrap_or("unknown panic payload")
+            ),
+        );
+        tracing::error!(tool = name, tool_call_id, "{error}");
+        Err(error)
+    })
+}
+
+/// The message of a panic payload (`panic!("...")` with or without arguments); `None` for
+/// any other payload.
+pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> Option<&str> {
+    payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+}
+
+/// A duration as the runtime spells it in messages: `30s`, `1500ms`.
+pub(crate) fn format_duration(d: Duration) -> String {
+    if d.subsec_nanos() == 0 {
+        format!("{}s", d.as_secs())
+    } else {
+        format!("{}ms", d.as_millis())
+    }
+}
