@@ -118,3 +118,97 @@ pub(crate) fn format_duration(d: Duration) -> String {
         format!("{}ms", d.as_millis())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use async_trait::async_trait;
+    use serde_json::json;
+
+    use super::*;
+    use crate::abort::AbortController;
+    use crate::schema::ToolSchema;
+    use crate::tool::ToolSpec;
+
+    /// Keeps the signal it is given and never finishes, or panics.
+    struct Stuck {
+        spec: ToolSpec,
+        seen: Mutex<Option<AbortSignal>>,
+        panics: bool,
+    }
+
+    #[async_trait]
+    impl AgentTool for Stuck {
+        fn spec(&self) -> &ToolSpec {
+            &self.spec
+        }
+        async fn execute(
+            &self,
+            _: &str,
+            _: &Value,
+            signal: AbortSignal,
+            _: OnUpdate<Option<JsonDetails>>,
+        ) -> Result<JsonToolResult, ToolError> {
+            *self.seen.lock().unwrap() = Some(signal);
+            if self.panics {
+                panic!("boom {}", 7);
+            }
+            std::future::pending().await
+        }
+    }
+
+    fn stuck(panics: bool) -> Arc<Stuck> {
+        let schema = Arc::new(ToolSchema::from_json(json!({"type": "object"})));
+        Arc::new(Stuck {
+            spec: ToolSpec::new("stuck", "never ends", schema),
+            seen: Mutex::new(None),
+            panics,
+        })
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_overrun_aborts_the_signal_the_tool_was_given() {
+        let tool = stuck(false);
+        let run = AbortController::new();
+        let limit = Some(Duration::from_millis(1500));
+        let error = execute_contained(
+            &*tool,
+            "c1",
+            &json!({}),
+            run.signal(),
+            OnUpdate::none(),
+            limit,
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(error.kind(), ToolErrorKind::Timeout);
+        assert_eq!(error.message(), "Tool stuck timed out after 1500ms");
+        let given = tool.seen.lock().unwrap().clone().unwrap();
+        assert!(
+            given.is_aborted(),
+            "the tool's signal is aborted at the deadline"
+        );
+        assert!(
+            !run.signal().is_aborted(),
+            "the caller's signal is left alone"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_panic_is_an_error_naming_the_tool_and_the_message() {
+        let tool = stuck(true);
+        let error = execute_contained(
+            &*tool,
+            "c1",
+            &json!({}),
+            AbortSignal::never(),
+            OnUpdate::none(),
+            None,
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(error.kind(), ToolErrorKind::Panicked);
+        assert_eq!(error.message(), "Tool stuck panicked: boom 7");
+    }
+}
