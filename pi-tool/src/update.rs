@@ -17,9 +17,11 @@ use crate::result::{AgentToolResult, JsonToolResult};
 
 type Callback<D> = dyn Fn(AgentToolResult<D>) + Send + Sync;
 
-struct Inner<D> {
+/// The flag and the callback in one allocation (`Inner<F>` coerces to `Inner<dyn Fn>`):
+/// the loop makes one callback per tool call.
+struct Inner<F: ?Sized> {
     open: AtomicBool,
-    callback: Box<Callback<D>>,
+    callback: F,
 }
 
 /// The progress callback handed to a tool (Pi's `AgentToolUpdateCallback<T>`).
@@ -27,7 +29,7 @@ struct Inner<D> {
 /// Cheap to clone; a no-op when nobody listens ([`OnUpdate::none`]); silently ignored
 /// after [`close`](OnUpdate::close), which the runtime calls when the call settles.
 pub struct OnUpdate<D> {
-    inner: Option<Arc<Inner<D>>>,
+    inner: Option<Arc<Inner<Callback<D>>>>,
     _details: PhantomData<fn(D)>,
 }
 
@@ -65,11 +67,12 @@ impl<D> OnUpdate<D> {
 
     /// A callback that hands every update to `callback` until closed.
     pub fn new(callback: impl Fn(AgentToolResult<D>) + Send + Sync + 'static) -> Self {
+        let inner: Arc<Inner<Callback<D>>> = Arc::new(Inner {
+            open: AtomicBool::new(true),
+            callback,
+        });
         OnUpdate {
-            inner: Some(Arc::new(Inner {
-                open: AtomicBool::new(true),
-                callback: Box::new(callback),
-            })),
+            inner: Some(inner),
             _details: PhantomData,
         }
     }
