@@ -578,3 +578,44 @@ async fn configured_secrets_are_redacted_from_every_error_result() {
     // result repeats the secret.
     assert_eq!(results_only.len(), 1, "{next_request}");
 }
+
+/// Pi walks its live listener `Set` for every event: a listener subscribed by another
+/// listener is called for that same event, and one unsubscribed before its turn is not.
+#[tokio::test]
+async fn listeners_subscribed_or_removed_by_a_listener_take_effect_within_the_event() {
+    let faux = FauxModel::new(vec![calls("echo", 1)]);
+    let agent = Agent::new(
+        AgentOptions::new(Arc::new(faux))
+            .tools(vec![Arc::new(tool("echo", |_, _, _| async { ok("hi") }))]),
+    );
+    let late: Arc<Mutex<Vec<&'static str>>> = Arc::default();
+    let early: Arc<Mutex<Vec<&'static str>>> = Arc::default();
+    let early_id: Arc<Mutex<Option<pi_tool::agent::ListenerId>>> = Arc::default();
+    let (handle, late_sink, early_slot) = (agent.clone(), late.clone(), early_id.clone());
+    agent.subscribe(move |event, _| {
+        if event.type_name() == "tool_execution_start" {
+            let sink = late_sink.clone();
+            handle.subscribe(move |event, _| {
+                sink.lock().unwrap().push(event.type_name());
+                Ok(())
+            });
+            if let Some(id) = early_slot.lock().unwrap().take() {
+                handle.unsubscribe(id);
+            }
+        }
+        Ok(())
+    });
+    let early_sink = early.clone();
+    *early_id.lock().unwrap() = Some(agent.subscribe(move |event, _| {
+        early_sink.lock().unwrap().push(event.type_name());
+        Ok(())
+    }));
+    agent.prompt("go").await.unwrap();
+    let late = late.lock().unwrap().clone();
+    assert_eq!(late.first(), Some(&"tool_execution_start"), "{late:?}");
+    assert!(late.contains(&"tool_execution_end"), "{late:?}");
+    assert_eq!(late.last(), Some(&"agent_end"), "{late:?}");
+    let early = early.lock().unwrap().clone();
+    assert_eq!(early.last(), Some(&"message_end"), "{early:?}");
+    assert!(!early.contains(&"tool_execution_start"), "{early:?}");
+}

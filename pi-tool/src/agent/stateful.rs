@@ -278,8 +278,11 @@ impl Queue {
 
 struct Inner {
     state: Mutex<AgentState>,
-    /// Copy-on-write: emitting an event clones the `Arc`, not the list.
-    listeners: Mutex<Arc<Vec<(ListenerId, Listener)>>>,
+    /// Copy-on-write: a run keeps an `Arc` of the list, not a copy.
+    listeners: Mutex<Arc<Vec<Listed>>>,
+    /// Bumped (under the lock) whenever `listeners` changes: a run re-reads the list only
+    /// then, instead of taking the lock for every event (seven per tool call).
+    listeners_version: AtomicU64,
     next_listener: AtomicU64,
     options: AgentOptions,
     steering: Arc<Mutex<Queue>>,
@@ -338,6 +341,7 @@ impl Agent {
             inner: Arc::new(Inner {
                 state: Mutex::new(state),
                 listeners: Mutex::new(Arc::new(Vec::new())),
+                listeners_version: AtomicU64::new(0),
                 next_listener: AtomicU64::new(0),
                 steering: Arc::new(Mutex::new(Queue {
                     mode: options.steering_mode,
@@ -355,6 +359,10 @@ impl Agent {
     }
 
     /// Subscribes a synchronous listener; it returns `Err` to report a failure.
+    ///
+    /// Listeners are called in subscription order for every event. As in Pi, which walks
+    /// a live `Set`, a listener subscribed while an event is being delivered (by another
+    /// listener) is called for that event too, and one unsubscribed before its turn is not.
     pub fn subscribe<F>(&self, listener: F) -> ListenerId
     where
         F: Fn(&AgentEvent, &AbortSignal) -> ListenerResult + Send + Sync + 'static,
@@ -369,13 +377,17 @@ impl Agent {
 
     fn add_listener(&self, listener: Listener) -> ListenerId {
         let id = ListenerId(self.inner.next_listener.fetch_add(1, Ordering::Relaxed));
-        Arc::make_mut(&mut lock(&self.inner.listeners)).push((id, listener));
+        let mut listeners = lock(&self.inner.listeners);
+        Arc::make_mut(&mut listeners).push((id, listener));
+        self.inner.listeners_version.fetch_add(1, Ordering::Release);
         id
     }
 
     /// Removes a listener.
     pub fn unsubscribe(&self, id: ListenerId) {
-        Arc::make_mut(&mut lock(&self.inner.listeners)).retain(|(i, _)| *i != id);
+        let mut listeners = lock(&self.inner.listeners);
+        Arc::make_mut(&mut listeners).retain(|(i, _)| *i != id);
+        self.inner.listeners_version.fetch_add(1, Ordering::Release);
     }
 
     /// A snapshot of the state.
@@ -503,10 +515,7 @@ impl Agent {
         let (signal, context, config) = self.begin()?;
         let _finish = FinishOnDrop(self);
         let stream_fn = self.inner.options.stream_fn.clone();
-        let mut sink = AgentSink {
-            agent: self,
-            signal: signal.clone(),
-        };
+        let mut sink = AgentSink::new(self, signal.clone());
         let run = run_agent_loop(messages, context, &config, &mut sink, &signal, &*stream_fn);
         let outcome = AssertUnwindSafe(run).catch_unwind().await;
         if let Err(panic) = outcome {
@@ -536,10 +545,7 @@ impl Agent {
         let (signal, context, config) = self.begin()?;
         let _finish = FinishOnDrop(self);
         let stream_fn = self.inner.options.stream_fn.clone();
-        let mut sink = AgentSink {
-            agent: self,
-            signal: signal.clone(),
-        };
+        let mut sink = AgentSink::new(self, signal.clone());
         let run = run_agent_loop_continue(context, &config, &mut sink, &signal, &*stream_fn);
         match AssertUnwindSafe(run).catch_unwind().await {
             Ok(Ok(_)) => Ok(()),
@@ -613,10 +619,7 @@ impl Agent {
         message.content = vec![super::message::AssistantContent::text("")];
         message.error_message = Some(error);
         let message = Message::from(message);
-        let mut sink = AgentSink {
-            agent: self,
-            signal: signal.clone(),
-        };
+        let mut sink = AgentSink::new(self, signal.clone());
         sink.emit(AgentEvent::MessageStart {
             message: message.clone(),
         })
@@ -637,28 +640,36 @@ impl Agent {
     }
 
     fn reduce(&self, event: &AgentEvent) {
-        let mut state = lock(&self.inner.state);
+        // Most events (message updates, turn starts, tool updates) change no state: only
+        // the ones below take the lock.
         match event {
-            AgentEvent::MessageStart { message } => state.streaming_message = Some(message.clone()),
+            AgentEvent::MessageStart { message } => {
+                lock(&self.inner.state).streaming_message = Some(message.clone());
+            }
             AgentEvent::MessageEnd { message } => {
+                let mut state = lock(&self.inner.state);
                 state.streaming_message = None;
                 state.messages.push(message.clone());
             }
             AgentEvent::ToolExecutionStart { tool_call_id, .. } => {
-                state.pending_tool_calls.insert(tool_call_id.clone());
+                lock(&self.inner.state)
+                    .pending_tool_calls
+                    .insert(tool_call_id.clone());
             }
             AgentEvent::ToolExecutionEnd { tool_call_id, .. } => {
-                state.pending_tool_calls.remove(tool_call_id);
+                lock(&self.inner.state)
+                    .pending_tool_calls
+                    .remove(tool_call_id);
             }
             AgentEvent::TurnEnd {
                 message: Message::Assistant(m),
                 ..
             } => {
                 if let Some(error) = &m.error_message {
-                    state.error_message = Some(error.clone());
+                    lock(&self.inner.state).error_message = Some(error.clone());
                 }
             }
-            AgentEvent::AgentEnd { .. } => state.streaming_message = None,
+            AgentEvent::AgentEnd { .. } => lock(&self.inner.state).streaming_message = None,
             _ => {}
         }
     }
@@ -680,9 +691,51 @@ impl Drop for FinishOnDrop<'_> {
     }
 }
 
+type Listed = (ListenerId, Listener);
+
 struct AgentSink<'a> {
     agent: &'a Agent,
     signal: AbortSignal,
+    /// The listeners as of `version` (see `Inner::listeners_version`).
+    listeners: Arc<Vec<Listed>>,
+    version: u64,
+}
+
+impl<'a> AgentSink<'a> {
+    fn new(agent: &'a Agent, signal: AbortSignal) -> Self {
+        let version = agent.inner.listeners_version.load(Ordering::Acquire);
+        AgentSink {
+            agent,
+            signal,
+            listeners: lock(&agent.inner.listeners).clone(),
+            version,
+        }
+    }
+
+    /// Re-reads the listeners if a subscribe or unsubscribe happened since the last read.
+    fn refresh_listeners(&mut self) -> bool {
+        let version = self.agent.inner.listeners_version.load(Ordering::Acquire);
+        if version == self.version {
+            return false;
+        }
+        self.listeners = lock(&self.agent.inner.listeners).clone();
+        self.version = version;
+        true
+    }
+
+    /// The index of the listener to call after the one at `index` (id `called`), as Pi's
+    /// `for (const listener of this.listeners)` walks a live `Set`: a listener subscribed
+    /// meanwhile is still called for this event, one unsubscribed before its turn is not.
+    /// Ids grow with each subscription and the list keeps that order.
+    fn after(&mut self, called: ListenerId, index: usize) -> usize {
+        if !self.refresh_listeners() {
+            return index + 1;
+        }
+        self.listeners
+            .iter()
+            .position(|(id, _)| id.0 > called.0)
+            .unwrap_or(self.listeners.len())
+    }
 }
 
 fn report(event: &AgentEvent, outcome: std::thread::Result<ListenerResult>) {
@@ -711,31 +764,30 @@ fn call_sync(f: &SyncListener, event: &AgentEvent, signal: &AbortSignal) {
 impl AgentEventSink for AgentSink<'_> {
     fn emit(&mut self, event: AgentEvent) -> Emit<'_> {
         self.agent.reduce(&event);
-        let listeners = lock(&self.agent.inner.listeners).clone();
-        if listeners
-            .iter()
-            .all(|(_, l)| matches!(l, Listener::Sync(_)))
-        {
-            // The common case: every listener is synchronous; nothing to box.
-            for (_, listener) in listeners.iter() {
-                if let Listener::Sync(f) = listener {
-                    call_sync(&**f, &event, &self.signal);
-                }
-            }
+        self.refresh_listeners();
+        // The common case: synchronous listeners, called right here with nothing boxed.
+        let mut next = 0;
+        while let Some((id, Listener::Sync(f))) = self.listeners.get(next) {
+            let id = *id;
+            call_sync(&**f, &event, &self.signal);
+            next = self.after(id, next);
+        }
+        if next >= self.listeners.len() {
             return Emit::Done;
         }
-        let signal = self.signal.clone();
+        // An asynchronous listener: the rest of the walk is awaited.
         Emit::boxed(async move {
-            for (_, listener) in listeners.iter() {
+            while let Some((id, listener)) = self.listeners.get(next).cloned() {
                 match listener {
-                    Listener::Sync(f) => call_sync(&**f, &event, &signal),
+                    Listener::Sync(f) => call_sync(&*f, &event, &self.signal),
                     Listener::Async(l) => {
-                        let outcome = AssertUnwindSafe(l.on_event(&event, &signal))
+                        let outcome = AssertUnwindSafe(l.on_event(&event, &self.signal))
                             .catch_unwind()
                             .await;
                         report(&event, outcome);
                     }
                 }
+                next = self.after(id, next);
             }
         })
     }
