@@ -153,6 +153,20 @@ pub fn first_rule<'a>(
         .find(|r| rule_matches(r, tool_call_id, tool_name))
 }
 
+/// A rule's replacement `content` (`return.content`), read as typed content blocks; absent
+/// or `null` keeps the result's own. `hook` names the hook in the error text.
+pub fn rule_content(
+    ret: &Value,
+    hook: &str,
+) -> Result<Option<Vec<pi_tool::Content>>, pi_tool::ToolError> {
+    match ret.get("content") {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => serde_json::from_value(v.clone())
+            .map(Some)
+            .map_err(|e| pi_tool::ToolError::new(format!("untyped {hook} content: {e}"))),
+    }
+}
+
 /// JSON equality with object key order ignored.
 pub fn deep_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {

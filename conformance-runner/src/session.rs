@@ -16,12 +16,12 @@ use pi_tool::session::{
     ToolSource,
 };
 use pi_tool::{
-    AbortSignal, Content, ExtensionContext, ExtensionUi, JsonDetails, JsonToolResult, Mode,
-    OnUpdate, ToolDefinition, ToolError, ToolSpec,
+    AbortSignal, ExtensionContext, ExtensionUi, JsonDetails, JsonToolResult, Mode, OnUpdate,
+    ToolDefinition, ToolError, ToolSpec,
 };
 use serde_json::{Map, Value, json};
 
-use crate::data::{apply_ops, first_rule, truthy};
+use crate::data::{apply_ops, first_rule, rule_content, truthy};
 use crate::record::{normalise_message, summarise_message};
 use crate::tools::{Aborter, DataTool, Host};
 
@@ -279,13 +279,7 @@ impl ToolResultHandler for RuleHandler {
         let Some(ret) = rule.get("return") else {
             return Ok(None);
         };
-        let content = match ret.get("content") {
-            None | Some(Value::Null) => None,
-            Some(v) => Some(
-                serde_json::from_value::<Vec<Content>>(v.clone())
-                    .map_err(|e| ToolError::new(format!("untyped tool_result content: {e}")))?,
-            ),
-        };
+        let content = rule_content(ret, "tool_result")?;
         Ok(Some(ToolResultPatch {
             content,
             details: ret.get("details").cloned(),

@@ -9,13 +9,13 @@ use pi_tool::agent::{
     BeforeToolCallContext, BeforeToolCallResult,
 };
 use pi_tool::{
-    AbortController, AbortSignal, AgentTool, Content, JsonDetails, JsonToolResult, OnUpdate,
-    ToolError, ToolExecutionMode, ToolSchema, ToolSpec,
+    AbortController, AbortSignal, AgentTool, JsonDetails, JsonToolResult, OnUpdate, ToolError,
+    ToolExecutionMode, ToolSchema, ToolSpec,
 };
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
-use crate::data::{apply_ops, deep_equal, first_rule, render, render_text, truthy};
+use crate::data::{apply_ops, deep_equal, first_rule, render, render_text, rule_content, truthy};
 use crate::record::Recorder;
 
 /// How a run aborts: the agent's handle, or the loop driver's controller.
@@ -351,13 +351,7 @@ impl AfterToolCall for AfterRules {
         let Some(ret) = rule.get("return") else {
             return Ok(None);
         };
-        let content = match ret.get("content") {
-            None | Some(Value::Null) => None,
-            Some(v) => Some(
-                serde_json::from_value::<Vec<Content>>(v.clone())
-                    .map_err(|e| ToolError::new(format!("untyped afterToolCall content: {e}")))?,
-            ),
-        };
+        let content = rule_content(ret, "afterToolCall")?;
         Ok(Some(AfterToolCallResult {
             content,
             details: ret.get("details").cloned(),
