@@ -486,6 +486,29 @@ impl Walker<'_> {
         ok
     }
 
+    /// Every branch of a combinator (`allOf`, `anyOf`, `oneOf`), each in its own scope:
+    /// the scopes of the branches that passed, and the errors of those that failed.
+    fn branches<'v>(
+        &self,
+        ids: &[NodeId],
+        path: &str,
+        v: &'v Value,
+        depth: usize,
+    ) -> (Vec<Eval<'v>>, Vec<Vec<Failure>>) {
+        let mut passed = Vec::new();
+        let mut failed = Vec::new();
+        for id in ids {
+            let mut next = Eval::default();
+            let mut errs = Vec::new();
+            if self.schema(*id, path, v, &mut next, &mut errs, depth + 1) {
+                passed.push(next);
+            } else {
+                failed.push(errs);
+            }
+        }
+        (passed, failed)
+    }
+
     fn in_place<'v>(
         &self,
         k: &Keywords,
@@ -543,17 +566,7 @@ impl Walker<'_> {
             }
         }
         if let Some(all) = &k.all_of {
-            let mut passed = Vec::new();
-            let mut failed = Vec::new();
-            for id in all {
-                let mut next = Eval::default();
-                let mut errs = Vec::new();
-                if self.schema(*id, path, v, &mut next, &mut errs, depth + 1) {
-                    passed.push(next);
-                } else {
-                    failed.push(errs);
-                }
-            }
+            let (passed, failed) = self.branches(all, path, v, depth);
             if failed.is_empty() {
                 passed.into_iter().for_each(|p| ev.merge(p));
             } else {
@@ -562,17 +575,7 @@ impl Walker<'_> {
             }
         }
         if let Some(any) = &k.any_of {
-            let mut passed = Vec::new();
-            let mut failed = Vec::new();
-            for id in any {
-                let mut next = Eval::default();
-                let mut errs = Vec::new();
-                if self.schema(*id, path, v, &mut next, &mut errs, depth + 1) {
-                    passed.push(next);
-                } else {
-                    failed.push(errs);
-                }
-            }
+            let (passed, failed) = self.branches(any, path, v, depth);
             if passed.is_empty() {
                 failed.into_iter().for_each(|mut f| out.append(&mut f));
                 ok = push(out, path, Kind::AnyOf);
@@ -581,17 +584,7 @@ impl Walker<'_> {
             }
         }
         if let Some(one) = &k.one_of {
-            let mut passed = Vec::new();
-            let mut failed = Vec::new();
-            for id in one {
-                let mut next = Eval::default();
-                let mut errs = Vec::new();
-                if self.schema(*id, path, v, &mut next, &mut errs, depth + 1) {
-                    passed.push(next);
-                } else {
-                    failed.push(errs);
-                }
-            }
+            let (passed, failed) = self.branches(one, path, v, depth);
             if passed.len() == 1 {
                 passed.into_iter().for_each(|p| ev.merge(p));
             } else {
