@@ -142,6 +142,12 @@ mod mode;
 pub mod pack;
 mod params;
 pub mod profiles;
+#[cfg(any(
+    feature = "anthropic-messages",
+    feature = "openai-completions",
+    feature = "openai-responses"
+))]
+pub mod providers;
 mod result;
 pub mod safety;
 pub mod schema;

@@ -372,6 +372,8 @@ impl FauxStream {
                         id: std::mem::take(&mut call.id),
                         name: std::mem::take(&mut call.name),
                         arguments: self.no_arguments.clone(),
+                        thought_signature: None,
+                        namespace: None,
                     }));
                 Kind::ToolcallStart
             }
@@ -389,6 +391,8 @@ impl FauxStream {
                     id: Arc::from(""),
                     name: Arc::from(""),
                     arguments: self.arguments.clone(),
+                    thought_signature: None,
+                    namespace: None,
                 }),
             },
         };
@@ -647,7 +651,7 @@ mod tests {
         controller.abort();
         let options = StreamOptions {
             signal: controller.signal(),
-            reasoning: None,
+            ..StreamOptions::default()
         };
         let events: Vec<_> = faux
             .stream(&FauxModel::model(), &Context::default(), options)

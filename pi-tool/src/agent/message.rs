@@ -152,6 +152,13 @@ pub struct Usage {
     pub cache_read: u64,
     /// Tokens written to the provider's cache.
     pub cache_write: u64,
+    /// Of `cache_write`, the tokens written with one-hour retention (Anthropic only,
+    /// once its `message_start` was seen).
+    #[serde(rename = "cacheWrite1h", skip_serializing_if = "Option::is_none")]
+    pub cache_write_1h: Option<u64>,
+    /// Of `output`, the reasoning tokens, when the provider reports them (OpenAI).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<u64>,
     /// All tokens.
     pub total_tokens: u64,
     /// What they cost.
@@ -190,6 +197,29 @@ pub struct ToolCall {
     /// the `toolcall_end` event and the `tool_execution_start`/`_update` events all hold
     /// these arguments without a copy. (Serialised and read as the plain JSON value.)
     pub arguments: Arc<Value>,
+    /// A provider signature of the reasoning that led to the call (Gemini), if any.
+    #[serde(
+        rename = "thoughtSignature",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub thought_signature: Option<String>,
+    /// The OpenAI Responses namespace of a namespaced tool, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+}
+
+impl ToolCall {
+    /// A call with this id, name and arguments.
+    pub fn new(id: impl Into<Arc<str>>, name: impl Into<Arc<str>>, arguments: Value) -> Self {
+        ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: Arc::new(arguments),
+            thought_signature: None,
+            namespace: None,
+        }
+    }
 }
 
 /// One block of an assistant message.
@@ -238,11 +268,7 @@ impl AssistantContent {
 
     /// A tool-call block.
     pub fn tool_call(id: impl Into<Arc<str>>, name: impl Into<Arc<str>>, arguments: Value) -> Self {
-        AssistantContent::ToolCall(ToolCall {
-            id: id.into(),
-            name: name.into(),
-            arguments: Arc::new(arguments),
-        })
+        AssistantContent::ToolCall(ToolCall::new(id, name, arguments))
     }
 
     /// The tool call, if this block is one.
@@ -269,11 +295,27 @@ pub struct AssistantMessage {
     /// The model id.
     #[serde(default)]
     pub model: String,
+    /// The model the server says answered, when it differs from `model`
+    /// (openai-completions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_model: Option<String>,
+    /// The provider's id of this response.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_id: Option<String>,
+    /// The provider's own name of the thinking level it used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_thinking_level: Option<String>,
+    /// Provider diagnostics (pi-ai's `AssistantMessageDiagnostic`s), kept as sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnostics: Option<Vec<Value>>,
     /// Token usage of the call.
     #[serde(default)]
     pub usage: Usage,
     /// Why the model stopped.
     pub stop_reason: StopReason,
+    /// The provider's own stop reason (`end_turn`, `tool_calls`, ...), when it sent one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_stop_reason: Option<String>,
     /// Why the call failed (stop reason error or aborted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
@@ -290,8 +332,13 @@ impl AssistantMessage {
             api: model.api.clone(),
             provider: model.provider.clone(),
             model: model.id.clone(),
+            response_model: None,
+            response_id: None,
+            provider_thinking_level: None,
+            diagnostics: None,
             usage: Usage::default(),
             stop_reason,
+            raw_stop_reason: None,
             error_message: None,
             timestamp: now_millis(),
         }
@@ -455,6 +502,11 @@ mod tests {
             api: "fake".into(),
             provider: "fake".into(),
             model: "fake-1".into(),
+            response_model: None,
+            response_id: None,
+            provider_thinking_level: None,
+            diagnostics: None,
+            raw_stop_reason: None,
             usage: Usage::default(),
             stop_reason: StopReason::ToolUse,
             error_message: None,
@@ -495,6 +547,8 @@ mod tests {
             id: "c".into(),
             name: "t".into(),
             arguments: Arc::new(json!({})),
+            thought_signature: None,
+            namespace: None,
         };
         let empty = JsonToolResult::error("x").with_added_tool_names(Vec::<String>::new());
         assert_eq!(

@@ -39,8 +39,8 @@ pub use message::{
     Usage, UserMessage,
 };
 pub use model::{
-    AssistantMessageEvent, AssistantMessageStream, Context, Model, StreamFn, StreamOptions,
-    ThinkingLevel,
+    ApiKey, AssistantMessageEvent, AssistantMessageStream, CacheRetention, Context, Model,
+    ModelCost, ModelCostTier, StreamFn, StreamOptions, ThinkingLevel, ToolChoice,
 };
 pub use run::{
     AgentEventSink, ContinueError, Emit, LoopConfig, MessageSource, run_agent_loop,

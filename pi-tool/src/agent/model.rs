@@ -11,6 +11,7 @@
 //! but the final one carries the current partial message (`partial`), shared behind an
 //! `Arc` so that streaming a long message costs no copies.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -52,6 +53,67 @@ pub struct Model {
     /// Output limit in tokens.
     #[serde(default)]
     pub max_tokens: u64,
+    /// Prices in US dollars per million tokens; usage costs are computed from them.
+    #[serde(default)]
+    pub cost: ModelCost,
+    /// Extra HTTP headers sent with every request to this model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headers: Option<BTreeMap<String, String>>,
+    /// Compatibility switches of the model's wire API (pi-ai's `compat`), as pi-ai's model
+    /// data has them. Each provider reads the switches of its own API into a typed struct
+    /// (for example [`OpenAiCompletionsCompat`](crate::providers::OpenAiCompletionsCompat));
+    /// keys it does not know are ignored, as in pi-ai.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compat: Option<serde_json::Value>,
+    /// Provider-specific names of Pi's thinking levels (pi-ai's `thinkingLevelMap`); `null`
+    /// marks a level the model does not support.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_level_map: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Default sampling parameters merged into the request body (pi-ai's
+    /// `samplingParams`; OpenAI-compatible APIs only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampling_params: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// A model's prices in US dollars per million tokens (pi-ai's `ModelCost`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelCost {
+    /// Input tokens.
+    #[serde(default)]
+    pub input: f64,
+    /// Output tokens.
+    #[serde(default)]
+    pub output: f64,
+    /// Tokens read from the provider's prompt cache.
+    #[serde(default)]
+    pub cache_read: f64,
+    /// Tokens written to the provider's prompt cache.
+    #[serde(default)]
+    pub cache_write: f64,
+    /// Request-wide price tiers: the highest threshold below the request's input applies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tiers: Option<Vec<ModelCostTier>>,
+}
+
+/// A price tier of a [`ModelCost`] (pi-ai's `ModelCostTier`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelCostTier {
+    /// The tier applies to requests whose input tokens exceed this count.
+    pub input_tokens_above: u64,
+    /// Input tokens.
+    #[serde(default)]
+    pub input: f64,
+    /// Output tokens.
+    #[serde(default)]
+    pub output: f64,
+    /// Cache reads.
+    #[serde(default)]
+    pub cache_read: f64,
+    /// Cache writes.
+    #[serde(default)]
+    pub cache_write: f64,
 }
 
 impl Model {
@@ -68,6 +130,11 @@ impl Model {
             input: vec!["text".to_owned()],
             context_window: 0,
             max_tokens: 0,
+            cost: ModelCost::default(),
+            headers: None,
+            compat: None,
+            thinking_level_map: None,
+            sampling_params: None,
         }
     }
 }
@@ -130,13 +197,103 @@ impl Context {
     }
 }
 
-/// Per-request options (Pi's `SimpleStreamOptions`, the parts the loop sets).
+/// Per-request options (pi-ai's `SimpleStreamOptions`).
+///
+/// The agent loop sets `signal` and `reasoning` on every turn and takes the rest from
+/// the options it was given ([`LoopConfig::stream_options`](super::LoopConfig)); the faux
+/// model reads only the signal.
 #[derive(Debug, Clone, Default)]
 pub struct StreamOptions {
     /// Aborts the request; a conforming stream then ends with stop reason `aborted`.
     pub signal: AbortSignal,
     /// The reasoning level, `None` when thinking is off.
     pub reasoning: Option<ThinkingLevel>,
+    /// The API key; when absent, providers read the provider's environment variable
+    /// (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, ...), as pi-ai does.
+    pub api_key: Option<ApiKey>,
+    /// Output token limit (default: the model's `max_tokens`, clamped to its context).
+    pub max_tokens: Option<u64>,
+    /// Sampling temperature.
+    pub temperature: Option<f64>,
+    /// Which tools the model may or must call.
+    pub tool_choice: Option<ToolChoice>,
+    /// A session id for providers with session-based caching or routing.
+    pub session_id: Option<String>,
+    /// Prompt-cache retention (default: short).
+    pub cache_retention: Option<CacheRetention>,
+    /// Extra request headers; `None` removes a header the provider would send.
+    pub headers: BTreeMap<String, Option<String>>,
+    /// Sampling parameters merged into the request body over the model's own.
+    pub sampling_params: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Request metadata (Anthropic reads `user_id`).
+    pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Retries on 429 and 5xx (default 0: pi-ai never retries unless asked).
+    pub max_retries: Option<u32>,
+    /// Ends a request whose response makes no progress for this long.
+    pub timeout: Option<std::time::Duration>,
+}
+
+/// Which tools the model may or must call (pi-ai's `toolChoice`, one spelling for every
+/// wire API: each provider writes it in its own form).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ToolChoice {
+    /// The model decides.
+    Auto,
+    /// No tool calls.
+    None,
+    /// At least one tool call (OpenAI `required`, Anthropic `{"type": "any"}`).
+    Required,
+    /// A call to this tool.
+    Tool(String),
+}
+
+/// How long a provider keeps the prompt cache (pi-ai's `CacheRetention`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheRetention {
+    /// No cache markers.
+    None,
+    /// The provider's default retention.
+    #[default]
+    Short,
+    /// Long retention (Anthropic `ttl: "1h"`, OpenAI `24h`).
+    Long,
+}
+
+/// An API key. Its `Debug` and `Display` never show it; only a provider reads it, with
+/// [`ApiKey::expose`], to build a request header.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(Arc<str>);
+
+impl ApiKey {
+    /// Wraps a key.
+    pub fn new(key: impl Into<Arc<str>>) -> Self {
+        ApiKey(key.into())
+    }
+
+    /// The key itself, for a request header. Never log or format it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApiKey(<redacted>)")
+    }
+}
+
+impl From<&str> for ApiKey {
+    fn from(key: &str) -> Self {
+        ApiKey::new(key)
+    }
+}
+
+impl From<String> for ApiKey {
+    fn from(key: String) -> Self {
+        ApiKey::new(key)
+    }
 }
 
 /// One streaming event of an assistant message (Pi's `AssistantMessageEvent`).

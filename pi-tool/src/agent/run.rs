@@ -104,6 +104,9 @@ pub struct LoopConfig {
     pub tool_timeout: Option<Duration>,
     /// Redacts configured secrets from every error result before the model sees it.
     pub redactor: Option<Arc<Redactor>>,
+    /// The request options of every model call (API key, token limit, temperature, tool
+    /// choice, ...); the loop sets `signal` and `reasoning` itself on each turn.
+    pub stream_options: StreamOptions,
 }
 
 impl LoopConfig {
@@ -121,6 +124,7 @@ impl LoopConfig {
             max_concurrency: None,
             tool_timeout: None,
             redactor: None,
+            stream_options: StreamOptions::default(),
         }
     }
 }
@@ -349,6 +353,7 @@ async fn stream_assistant_response(
     let options = StreamOptions {
         signal: signal.clone(),
         reasoning: config.reasoning,
+        ..config.stream_options.clone()
     };
     let mut stream = stream_fn.stream(&config.model, context, options);
     let mut started = false;

