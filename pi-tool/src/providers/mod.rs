@@ -21,6 +21,7 @@
 mod cost;
 mod env;
 mod http;
+mod models;
 pub(crate) mod partial_json;
 mod stream;
 
@@ -29,6 +30,7 @@ use std::sync::Arc;
 use crate::agent::{AssistantMessageStream, Context, Model, StreamFn, StreamOptions};
 
 pub use env::env_api_key;
+pub use models::{ModelRegistry, builtin_models};
 
 /// Routes each model call to the provider of its `model.api` (pi-ai's API registry),
 /// among the providers this build enables.
