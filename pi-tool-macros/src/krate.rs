@@ -76,16 +76,27 @@ fn bad_path(lit: &LitStr) -> syn::Error {
 
 /// The arguments of `#[pi_tools(...)]`: nothing, or `crate = "..."`.
 pub fn block_args(tokens: TokenStream) -> (Option<Path>, Vec<syn::Error>) {
-    let (args, mut errors) = crate::attr::parse_args(
+    crate_only_args(
         tokens,
         "#[pi_tools] takes one key, `crate = \"...\"` (for a renamed pi-tool dependency), for example #[pi_tools(crate = \"pt\")]",
-    );
+        block_key_error,
+    )
+}
+
+/// The arguments of an attribute whose only key is `crate = "..."` (`#[pi_tools]`,
+/// `#[params]`); `other_key` words the error for any other key.
+pub fn crate_only_args(
+    tokens: TokenStream,
+    syntax_help: &str,
+    other_key: fn(&syn::Ident, &str) -> syn::Error,
+) -> (Option<Path>, Vec<syn::Error>) {
+    let (args, mut errors) = crate::attr::parse_args(tokens, syntax_help);
     let mut krate = None;
     let mut seen = false;
     for Arg { key, value } in args {
         let key_name = key.to_string();
         if key_name != "crate" {
-            errors.push(block_key_error(&key, &key_name));
+            errors.push(other_key(&key, &key_name));
             continue;
         }
         let Some(value) = value else {

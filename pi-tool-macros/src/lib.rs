@@ -8,7 +8,8 @@
 //! each spanned on the user's tokens), `expand` generates the code, and `fallback` emits
 //! the original item plus the errors when something is wrong. `doc` turns rustdoc into
 //! the model-facing description. `krate` handles the `crate = "..."` key (the path to a
-//! renamed pi-tool), the only argument of `#[pi_tools]`.
+//! renamed pi-tool), the only argument of `#[pi_tools]`. `params` is `#[params]`, which
+//! derives what a params type needs in one line.
 
 mod ast;
 mod attr;
@@ -18,6 +19,7 @@ mod expand;
 mod fallback;
 mod krate;
 mod names;
+mod params;
 
 use proc_macro::TokenStream;
 use proc_macro2::TokenStream as TokenStream2;
@@ -37,6 +39,12 @@ pub fn pi_tool(args: TokenStream, input: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn pi_tools(args: TokenStream, input: TokenStream) -> TokenStream {
     impl_block(args.into(), input.into()).into()
+}
+
+#[doc = include_str!("../docs/params.md")]
+#[proc_macro_attribute]
+pub fn params(args: TokenStream, input: TokenStream) -> TokenStream {
+    params::expand(args.into(), input.into()).into()
 }
 
 /// The span of the item's first token after its attributes (`pub`, `struct`, `fn`, ...).

@@ -13,11 +13,10 @@
 //! use pi_tool::{
 //!     AbortSignal, AgentToolResult, IntoAgentTool, OnUpdate, ToolError, json, pi_tool,
 //! };
-//! use serde::{Deserialize, Serialize};
+//! use serde::Serialize;
 //!
 //! /// The model's arguments; field docs become property descriptions.
-//! #[derive(Deserialize, pi_tool::JsonSchema)]
-//! #[schemars(crate = "pi_tool::schemars")]
+//! #[pi_tool::params] // derives Deserialize + JsonSchema through pi-tool
 //! #[serde(deny_unknown_fields)]
 //! struct WeatherParams {
 //!     /// City name. This demo supports Paris and Tokyo.
@@ -26,8 +25,8 @@
 //!     unit: Option<Unit>,
 //! }
 //!
-//! #[derive(Clone, Copy, Serialize, Deserialize, pi_tool::JsonSchema)]
-//! #[schemars(crate = "pi_tool::schemars")]
+//! #[pi_tool::params]
+//! #[derive(Clone, Copy)]
 //! #[serde(rename_all = "lowercase")]
 //! enum Unit { Celsius, Fahrenheit }
 //!
@@ -178,7 +177,7 @@ pub use update::OnUpdate;
 #[doc(hidden)]
 pub mod __private;
 
-pub use pi_tool_macros::{pi_tool, pi_tools};
+pub use pi_tool_macros::{params, pi_tool, pi_tools};
 
 /// Re-exported so that tool crates need no direct dependency on them.
 pub use async_trait::async_trait;

@@ -15,13 +15,13 @@ pub mod gate;
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use pi_tool::{AbortSignal, AgentToolResult, JsonSchema, OnUpdate, ToolError, pi_tool};
+use pi_tool::{AbortSignal, AgentToolResult, OnUpdate, ToolError, pi_tool};
 use serde::{Deserialize, Serialize};
 
 /// The temperature unit of the answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[pi_tool::params]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "lowercase")]
-#[schemars(crate = "pi_tool::schemars")]
 pub enum Unit {
     /// Degrees Celsius (the default).
     #[default]
@@ -40,9 +40,9 @@ impl Unit {
 }
 
 /// The arguments the model sends.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[pi_tool::params]
+#[derive(Debug, Clone)]
 #[serde(deny_unknown_fields)]
-#[schemars(crate = "pi_tool::schemars")]
 pub struct WeatherParams {
     /// City name. This demo supports Paris and Tokyo.
     #[schemars(length(min = 1, max = 80))]

@@ -1,0 +1,51 @@
+//! `#[pi_tool::params]`: a params type in one line, with serde and schemars attributes
+//! still honoured, and with a renamed pi-tool.
+extern crate pi_tool as pt;
+
+use pi_tool::{ToolError, ToolMetadata, pi_tool};
+
+/// The arguments.
+#[pi_tool::params]
+#[serde(deny_unknown_fields)]
+pub struct WeatherParams {
+    /// City name.
+    #[schemars(length(min = 1, max = 80))]
+    pub city: String,
+    /// Unit.
+    pub unit: Option<Unit>,
+}
+
+/// A unit.
+#[pi_tool::params]
+#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy)]
+pub enum Unit {
+    Celsius,
+    Fahrenheit,
+}
+
+/// Through a renamed dependency.
+#[pt::params(crate = "pt")]
+pub struct Renamed {
+    pub n: u32,
+}
+
+/// Returns the city.
+#[pi_tool(name = "get_weather")]
+pub async fn get_weather(params: WeatherParams) -> Result<String, ToolError> {
+    Ok(params.city)
+}
+
+fn main() {
+    let schema = pi_tool::ToolSchema::for_type::<WeatherParams>();
+    let json = schema.json();
+    assert_eq!(json["additionalProperties"], false);
+    assert_eq!(json["properties"]["city"]["maxLength"], 80);
+    assert_eq!(json["properties"]["city"]["description"], "City name.");
+    let params: WeatherParams =
+        pi_tool::__private::serde_json::from_value(pi_tool::json!({"city": "Paris", "unit": "fahrenheit"}))
+            .unwrap();
+    assert!(matches!(params.unit, Some(Unit::Fahrenheit)));
+    let _: Renamed = pi_tool::__private::serde_json::from_value(pi_tool::json!({"n": 1})).unwrap();
+    assert_eq!(GetWeather::NAME, "get_weather");
+}
