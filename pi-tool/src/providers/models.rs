@@ -496,7 +496,7 @@ mod tests {
         assert_eq!(header["source"], "@earendil-works/pi-ai 0.85.0");
         assert_eq!(
             header["fnv1a64"].as_str().unwrap(),
-            format!("{:016x}", fnv1a64(BUILTIN_JSON[body_start..].as_bytes())),
+            format!("{:016x}", fnv1a64(&BUILTIN_JSON.as_bytes()[body_start..])),
             "models/builtin.json was edited by hand: regenerate it with scripts/gen-models.mjs"
         );
     }
