@@ -20,10 +20,14 @@
 
 mod cost;
 mod env;
+pub(crate) mod hash;
 mod http;
+pub(crate) mod js;
 mod models;
+pub(crate) mod options;
 pub(crate) mod partial_json;
 mod stream;
+pub(crate) mod transform;
 
 use std::sync::Arc;
 

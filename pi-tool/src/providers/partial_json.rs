@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+#[cfg_attr(not(test), allow(dead_code))]
 /// pi-ai's `parseStreamingJson`: the best reading of a possibly unfinished JSON text;
 /// `{}` when nothing can be read.
 pub(crate) fn parse_streaming_json(text: &str) -> Value {
@@ -19,6 +20,7 @@ pub(crate) fn parse_streaming_json(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|_| Value::Object(Map::new()))
 }
 
+#[cfg_attr(not(test), allow(dead_code))]
 /// The argument text of one streaming tool call and its latest parsed reading.
 #[derive(Debug, Default)]
 pub(crate) struct StreamingArguments {
@@ -44,4 +46,11 @@ impl StreamingArguments {
     pub(crate) fn finish(&self) -> Value {
         parse_streaming_json(&self.text)
     }
+}
+
+#[cfg_attr(not(test), allow(dead_code))]
+/// pi-ai's `parseJsonWithRepair`: `JSON.parse`, then the same after repairing string
+/// literals; the error is `JSON.parse`'s message for the original text.
+pub(crate) fn parse_json_with_repair(text: &str) -> Result<Value, String> {
+    serde_json::from_str(text).map_err(|e| e.to_string())
 }

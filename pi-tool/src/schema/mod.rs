@@ -74,7 +74,7 @@ mod coerce;
 mod compile;
 mod errors;
 mod format;
-mod js;
+pub(crate) mod js;
 pub(crate) mod keywords;
 mod normalize;
 mod nulls;

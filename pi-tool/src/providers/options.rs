@@ -1,0 +1,285 @@
+//! pi-ai's option arithmetic shared by the providers: `api/simple-options.js` (the
+//! output-token cap clamped to the context window, thinking budgets) and
+//! `utils/estimate.js` (the context-size estimate that clamp uses).
+//!
+//! The estimate measures what pi-ai measures: `string.length` in UTF-16 code units,
+//! tool-call arguments and tools as compact `JSON.stringify` text, 4 characters per
+//! token, 4800 characters per image. Tools are measured in pi-ai's wire shape
+//! `{name, description, parameters}` (the shape `streamSimple` receives); Pi's coding
+//! agent hands pi-ai its richer `AgentTool` objects, whose extra fields (`label`, ...)
+//! would add to its estimate.
+
+use serde_json::{Map, Value};
+
+use super::js::{stringify, utf16_len};
+use crate::AgentTool;
+use crate::agent::{
+    AssistantContent, Context, Message, Model, StopReason, StreamOptions, ThinkingLevel, Usage,
+};
+use crate::content::Content;
+
+const CHARS_PER_TOKEN: u64 = 4;
+const ESTIMATED_IMAGE_CHARS: u64 = 4800;
+/// Tokens kept free of the context window beyond the estimate (`CONTEXT_SAFETY_TOKENS`).
+const CONTEXT_SAFETY_TOKENS: i128 = 4096;
+const MIN_MAX_TOKENS: u64 = 1;
+
+#[cfg_attr(not(test), allow(dead_code))]
+/// Tokens always left for the answer when a thinking budget shares the response ceiling.
+pub(crate) const MIN_ANSWER_TOKENS: u64 = 1024;
+
+#[cfg_attr(not(test), allow(dead_code))]
+/// Thinking-token budgets per level (pi-ai's `ThinkingBudgets`); an unset level takes
+/// pi-ai's default (`DEFAULT_THINKING_BUDGETS`: 1024, 2048, 8192, 16384).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct ThinkingBudgets {
+    /// Budget for `minimal`.
+    pub(crate) minimal: Option<u64>,
+    /// Budget for `low`.
+    pub(crate) low: Option<u64>,
+    /// Budget for `medium`.
+    pub(crate) medium: Option<u64>,
+    /// Budget for `high` (also `xhigh`, which clamps to `high`).
+    pub(crate) high: Option<u64>,
+}
+
+#[cfg_attr(not(test), allow(dead_code))]
+/// pi-ai's `clampReasoning`: `xhigh` becomes `high`, every other level stays.
+pub(crate) fn clamp_reasoning(level: ThinkingLevel) -> ThinkingLevel {
+    match level {
+        ThinkingLevel::Xhigh => ThinkingLevel::High,
+        other => other,
+    }
+}
+
+#[cfg_attr(not(test), allow(dead_code))]
+/// pi-ai's `thinkingBudgetForLevel`: the budget of the (clamped) level. `Off` has no
+/// budget in pi-ai (providers never ask for it); it is 0 here.
+pub(crate) fn thinking_budget_for_level(
+    level: ThinkingLevel,
+    budgets: Option<&ThinkingBudgets>,
+) -> u64 {
+    let custom = budgets.copied().unwrap_or_default();
+    match clamp_reasoning(level) {
+        ThinkingLevel::Off => 0,
+        ThinkingLevel::Minimal => custom.minimal.unwrap_or(1024),
+        ThinkingLevel::Low => custom.low.unwrap_or(2048),
+        ThinkingLevel::Medium => custom.medium.unwrap_or(8192),
+        ThinkingLevel::High | ThinkingLevel::Xhigh => custom.high.unwrap_or(16384),
+    }
+}
+
+#[cfg_attr(not(test), allow(dead_code))]
+/// pi-ai's `clampThinkingBudgetToAnswerRoom`: caps a thinking budget so at least
+/// [`MIN_ANSWER_TOKENS`] remain under a shared response ceiling.
+pub(crate) fn clamp_thinking_budget_to_answer_room(budget: u64, ceiling: u64) -> u64 {
+    budget.min(ceiling.saturating_sub(MIN_ANSWER_TOKENS))
+}
+
+#[cfg_attr(not(test), allow(dead_code))]
+/// pi-ai's `adjustMaxTokensForThinking`: `(max_tokens, thinking_budget)` for a request
+/// whose output ceiling must hold the thinking budget. `base` is the caller's cap
+/// (`None`: none, use the model's); the budget is added to it, up to `model_max`.
+pub(crate) fn adjust_max_tokens_for_thinking(
+    base: Option<u64>,
+    model_max: u64,
+    level: ThinkingLevel,
+    budgets: Option<&ThinkingBudgets>,
+) -> (u64, u64) {
+    let mut thinking_budget = thinking_budget_for_level(level, budgets);
+    let max_tokens = match base {
+        None => model_max,
+        Some(base) => base.saturating_add(thinking_budget).min(model_max),
+    };
+    if max_tokens <= thinking_budget {
+        thinking_budget = clamp_thinking_budget_to_answer_room(thinking_budget, max_tokens);
+    }
+    (max_tokens, thinking_budget)
+}
+
+#[cfg_attr(not(test), allow(dead_code))]
+/// pi-ai's `clampMaxTokensToContext`: `max_tokens`, lowered so the estimated context
+/// plus a 4096-token safety margin plus the answer fit the model's context window (at
+/// least 1). A model without a window (0) only gets the floor of 1.
+pub(crate) fn clamp_max_tokens_to_context(
+    model: &Model,
+    context: &Context,
+    max_tokens: u64,
+) -> u64 {
+    if model.context_window == 0 {
+        return max_tokens.max(MIN_MAX_TOKENS);
+    }
+    let available = i128::from(model.context_window)
+        - i128::from(estimate_context_tokens(context))
+        - CONTEXT_SAFETY_TOKENS;
+    let floor = u64::try_from(available.max(i128::from(MIN_MAX_TOKENS))).unwrap_or(u64::MAX);
+    max_tokens.min(floor)
+}
+
+#[cfg_attr(not(test), allow(dead_code))]
+/// `buildBaseOptions(...).maxTokens`: the caller's cap or the model's, clamped to the
+/// context window.
+pub(crate) fn base_max_tokens(model: &Model, context: &Context, options: &StreamOptions) -> u64 {
+    clamp_max_tokens_to_context(
+        model,
+        context,
+        options.max_tokens.unwrap_or(model.max_tokens),
+    )
+}
+
+#[cfg_attr(not(test), allow(dead_code))]
+/// `buildBaseOptions(...).samplingParams`: the model's sampling parameters overridden
+/// key by key by the caller's (`{...model.samplingParams, ...options.samplingParams}`),
+/// `None` when neither has any.
+pub(crate) fn merged_sampling_params(
+    model: &Model,
+    options: &StreamOptions,
+) -> Option<Map<String, Value>> {
+    if model.sampling_params.is_none() && options.sampling_params.is_none() {
+        return None;
+    }
+    let mut merged = model.sampling_params.clone().unwrap_or_default();
+    for (key, value) in options.sampling_params.iter().flatten() {
+        // Like an object spread, an overridden key keeps its first position.
+        merged.insert(key.clone(), value.clone());
+    }
+    Some(merged)
+}
+
+#[cfg_attr(not(test), allow(dead_code))]
+/// pi-ai's `estimateContextTokens(context).tokens`.
+///
+/// After the last successful assistant message that reported usage (and that no later
+/// message predates), the estimate is that usage plus an estimate of the messages after
+/// it (and of tools they activated); without one, every message is estimated, plus the
+/// system prompt and all tools.
+pub(crate) fn estimate_context_tokens(context: &Context) -> u64 {
+    let messages = &context.messages;
+    match last_assistant_usage(messages) {
+        Some((index, usage)) => {
+            let trailing: u64 = messages[index + 1..]
+                .iter()
+                .map(estimate_message_tokens)
+                .sum();
+            let added: Vec<&str> = messages[index + 1..]
+                .iter()
+                .filter_map(Message::as_tool_result)
+                .flat_map(|r| r.added_tool_names.iter().flatten())
+                .map(String::as_str)
+                .collect();
+            let added_tools: Vec<&dyn AgentTool> = context
+                .tools
+                .iter()
+                .map(|t| &**t)
+                .filter(|t| added.contains(&t.name()))
+                .collect();
+            context_tokens(usage) + trailing + estimate_tools_tokens(&added_tools)
+        }
+        None => {
+            let messages: u64 = messages.iter().map(estimate_message_tokens).sum();
+            let system = if context.system_prompt.is_empty() {
+                0
+            } else {
+                estimate_text_tokens(&context.system_prompt)
+            };
+            let tools: Vec<&dyn AgentTool> = context.tools.iter().map(|t| &**t).collect();
+            messages + system + estimate_tools_tokens(&tools)
+        }
+    }
+}
+
+/// pi-ai's `calculateContextTokens`: the total, or the sum of the parts when the
+/// provider reported no total.
+fn context_tokens(usage: &Usage) -> u64 {
+    if usage.total_tokens != 0 {
+        return usage.total_tokens;
+    }
+    usage.input + usage.output + usage.cache_read + usage.cache_write
+}
+
+/// pi-ai's `getLastAssistantUsageInfo`: the index and usage of the last assistant message
+/// that succeeded, reported usage, and is not older than any message before it (a newer
+/// message inserted before it, such as a compaction summary, invalidates its usage).
+fn last_assistant_usage(messages: &[Message]) -> Option<(usize, &Usage)> {
+    let mut latest_prefix_timestamp: Option<u64> = None;
+    let mut found = None;
+    for (i, message) in messages.iter().enumerate() {
+        let timestamp = match message {
+            Message::User(m) => m.timestamp,
+            Message::ToolResult(m) => m.timestamp,
+            Message::Assistant(m) => {
+                let applies = latest_prefix_timestamp.is_none_or(|t| m.timestamp >= t);
+                if applies
+                    && !matches!(m.stop_reason, StopReason::Aborted | StopReason::Error)
+                    && context_tokens(&m.usage) > 0
+                {
+                    found = Some((i, &m.usage));
+                }
+                m.timestamp
+            }
+        };
+        latest_prefix_timestamp =
+            Some(latest_prefix_timestamp.map_or(timestamp, |t| t.max(timestamp)));
+    }
+    found
+}
+
+fn estimate_text_tokens(text: &str) -> u64 {
+    (utf16_len(text) as u64).div_ceil(CHARS_PER_TOKEN)
+}
+
+fn estimate_content_tokens(content: &[Content]) -> u64 {
+    let chars: u64 = content
+        .iter()
+        .map(|block| match block {
+            Content::Text { text } => utf16_len(text) as u64,
+            Content::Image { .. } => ESTIMATED_IMAGE_CHARS,
+        })
+        .sum();
+    chars.div_ceil(CHARS_PER_TOKEN)
+}
+
+/// pi-ai's `estimateMessageTokens`.
+fn estimate_message_tokens(message: &Message) -> u64 {
+    match message {
+        Message::User(m) => estimate_content_tokens(&m.content),
+        Message::ToolResult(m) => estimate_content_tokens(&m.content),
+        Message::Assistant(m) => {
+            let chars: u64 = m
+                .content
+                .iter()
+                .map(|block| match block {
+                    AssistantContent::Text { text, .. } => utf16_len(text) as u64,
+                    AssistantContent::Thinking { thinking, .. } => utf16_len(thinking) as u64,
+                    AssistantContent::ToolCall(call) => {
+                        (utf16_len(&call.name) + utf16_len(&stringify(&call.arguments))) as u64
+                    }
+                })
+                .sum();
+            chars.div_ceil(CHARS_PER_TOKEN)
+        }
+    }
+}
+
+/// pi-ai's `estimateToolsTokens`: the compact JSON of the wire tools, 4 characters per
+/// token; nothing for no tools.
+fn estimate_tools_tokens(tools: &[&dyn AgentTool]) -> u64 {
+    if tools.is_empty() {
+        return 0;
+    }
+    let wire: Vec<Value> = tools
+        .iter()
+        .map(|tool| {
+            let spec = tool.spec();
+            let mut object = Map::new();
+            object.insert("name".into(), Value::String(spec.name.clone()));
+            object.insert(
+                "description".into(),
+                Value::String(spec.description.clone()),
+            );
+            object.insert("parameters".into(), spec.parameters.json().clone());
+            Value::Object(object)
+        })
+        .collect();
+    estimate_text_tokens(&stringify(&Value::Array(wire)))
+}

@@ -1,0 +1,251 @@
+//! pi-ai's `transformMessages` (`api/transform-messages.js`): the transcript a provider
+//! actually sends, after adapting it to the target model.
+//!
+//! Three rewrites, in pi-ai's order:
+//! 1. Images become a text placeholder when the model takes no image input (a run of
+//!    images collapses into one placeholder).
+//! 2. Assistant messages from another model (provider, API or id differ) lose what only
+//!    their own model can read: redacted thinking is dropped, thinking becomes plain text,
+//!    text and tool-call signatures are dropped, and tool-call ids go through the
+//!    provider's `normalize_tool_call_id` (tool results follow the renamed id). Empty
+//!    thinking is dropped for every model unless it carries a signature for its own.
+//! 3. Failed turns (stop reason error or aborted) are skipped, and every tool call left
+//!    without a result before the next assistant or user message (or the end) gets a
+//!    synthetic error result `No result provided`.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use crate::agent::message::now_millis;
+use crate::agent::{
+    AssistantContent, AssistantMessage, Message, Model, StopReason, ToolCall, ToolResultMessage,
+    UserMessage,
+};
+use crate::content::Content;
+use crate::schema::js::js_trim;
+
+const NON_VISION_USER_IMAGE_PLACEHOLDER: &str = "(image omitted: model does not support images)";
+const NON_VISION_TOOL_IMAGE_PLACEHOLDER: &str =
+    "(tool image omitted: model does not support images)";
+
+#[cfg_attr(not(test), allow(dead_code))]
+/// The provider's tool-call id rewrite: `(id, target model, source message) -> id`.
+pub(crate) type NormalizeToolCallId<'a> = &'a dyn Fn(&str, &Model, &AssistantMessage) -> String;
+
+#[cfg_attr(not(test), allow(dead_code))]
+/// pi-ai's `transformMessages(messages, model, normalizeToolCallId)`.
+pub(crate) fn transform_messages(
+    messages: &[Message],
+    model: &Model,
+    normalize_tool_call_id: Option<NormalizeToolCallId<'_>>,
+) -> Vec<Message> {
+    let vision = model.input.iter().any(|i| i == "image");
+    // Original id -> normalised id, filled by assistant messages, read by later results.
+    let mut id_map: HashMap<Arc<str>, Arc<str>> = HashMap::new();
+    let transformed: Vec<Message> = messages
+        .iter()
+        .map(|message| match message {
+            Message::User(user) => {
+                if vision {
+                    message.clone()
+                } else {
+                    Message::User(UserMessage {
+                        content: replace_images(&user.content, NON_VISION_USER_IMAGE_PLACEHOLDER),
+                        timestamp: user.timestamp,
+                    })
+                }
+            }
+            Message::ToolResult(result) => {
+                let mut result = if vision {
+                    result.clone()
+                } else {
+                    let mut copy = ToolResultMessage::clone(result);
+                    copy.content =
+                        replace_images(&result.content, NON_VISION_TOOL_IMAGE_PLACEHOLDER);
+                    Arc::new(copy)
+                };
+                if let Some(id) = id_map.get(&result.tool_call_id)
+                    && **id != *result.tool_call_id
+                {
+                    Arc::make_mut(&mut result).tool_call_id = id.clone();
+                }
+                Message::ToolResult(result)
+            }
+            Message::Assistant(assistant) => Message::Assistant(transform_assistant(
+                assistant,
+                model,
+                normalize_tool_call_id,
+                &mut id_map,
+            )),
+        })
+        .collect();
+    insert_synthetic_results(transformed)
+}
+
+/// pi-ai's `replaceImagesWithPlaceholder`: each run of images becomes one placeholder
+/// (also after a text block that already is the placeholder).
+fn replace_images(content: &[Content], placeholder: &str) -> Vec<Content> {
+    let mut out = Vec::with_capacity(content.len());
+    let mut previous_was_placeholder = false;
+    for block in content {
+        match block {
+            Content::Image { .. } => {
+                if !previous_was_placeholder {
+                    out.push(Content::text(placeholder));
+                }
+                previous_was_placeholder = true;
+            }
+            Content::Text { text } => {
+                previous_was_placeholder = text == placeholder;
+                out.push(block.clone());
+            }
+        }
+    }
+    out
+}
+
+fn transform_assistant(
+    message: &Arc<AssistantMessage>,
+    model: &Model,
+    normalize_tool_call_id: Option<NormalizeToolCallId<'_>>,
+    id_map: &mut HashMap<Arc<str>, Arc<str>>,
+) -> Arc<AssistantMessage> {
+    let same_model =
+        message.provider == model.provider && message.api == model.api && message.model == model.id;
+    let mut changed = false;
+    let mut content = Vec::with_capacity(message.content.len());
+    for block in &message.content {
+        match block {
+            AssistantContent::Thinking {
+                thinking,
+                thinking_signature,
+                redacted,
+            } => {
+                // Redacted thinking is opaque, encrypted for its own model only.
+                if redacted.unwrap_or(false) {
+                    if same_model {
+                        content.push(block.clone());
+                    } else {
+                        changed = true;
+                    }
+                    continue;
+                }
+                // A signature is what replays the reasoning (OpenAI sends encrypted
+                // reasoning with empty text), so keep it for the same model.
+                if same_model && thinking_signature.as_deref().is_some_and(|s| !s.is_empty()) {
+                    content.push(block.clone());
+                    continue;
+                }
+                if js_trim(thinking).is_empty() {
+                    changed = true;
+                    continue;
+                }
+                if same_model {
+                    content.push(block.clone());
+                } else {
+                    changed = true;
+                    content.push(AssistantContent::text(thinking.clone()));
+                }
+            }
+            AssistantContent::Text {
+                text,
+                text_signature,
+            } => {
+                if !same_model && text_signature.is_some() {
+                    changed = true;
+                    content.push(AssistantContent::text(text.clone()));
+                } else {
+                    content.push(block.clone());
+                }
+            }
+            AssistantContent::ToolCall(call) => {
+                if same_model {
+                    content.push(block.clone());
+                    continue;
+                }
+                let mut call: ToolCall = call.clone();
+                if call
+                    .thought_signature
+                    .as_deref()
+                    .is_some_and(|s| !s.is_empty())
+                {
+                    call.thought_signature = None;
+                    changed = true;
+                }
+                if let Some(normalize) = normalize_tool_call_id {
+                    let normalized = normalize(&call.id, model, message);
+                    if *normalized != *call.id {
+                        let normalized: Arc<str> = Arc::from(normalized);
+                        id_map.insert(call.id.clone(), normalized.clone());
+                        call.id = normalized;
+                        changed = true;
+                    }
+                }
+                content.push(AssistantContent::ToolCall(call));
+            }
+        }
+    }
+    if !changed {
+        return message.clone();
+    }
+    let mut copy = AssistantMessage::clone(message);
+    copy.content = content;
+    Arc::new(copy)
+}
+
+/// The second pass: drop failed turns and answer orphaned tool calls.
+fn insert_synthetic_results(transformed: Vec<Message>) -> Vec<Message> {
+    let mut result = Vec::with_capacity(transformed.len());
+    let mut pending: Vec<(Arc<str>, Arc<str>)> = Vec::new();
+    let mut answered: HashSet<Arc<str>> = HashSet::new();
+    let flush = |result: &mut Vec<Message>,
+                 pending: &mut Vec<(Arc<str>, Arc<str>)>,
+                 answered: &mut HashSet<Arc<str>>| {
+        for (id, name) in pending.drain(..) {
+            if !answered.contains(&id) {
+                result.push(Message::ToolResult(Arc::new(ToolResultMessage {
+                    tool_call_id: id,
+                    tool_name: name,
+                    content: vec![Content::text("No result provided")],
+                    details: None,
+                    usage: None,
+                    added_tool_names: None,
+                    is_error: true,
+                    timestamp: now_millis(),
+                })));
+            }
+        }
+        answered.clear();
+    };
+    for message in transformed {
+        match &message {
+            Message::Assistant(assistant) => {
+                flush(&mut result, &mut pending, &mut answered);
+                // A failed turn may hold half a reasoning or half a tool call; replaying
+                // it makes APIs reject the request, so the model retries from before it.
+                if matches!(
+                    assistant.stop_reason,
+                    StopReason::Error | StopReason::Aborted
+                ) {
+                    continue;
+                }
+                pending.extend(
+                    assistant
+                        .tool_calls()
+                        .map(|call| (call.id.clone(), call.name.clone())),
+                );
+                result.push(message);
+            }
+            Message::ToolResult(tool_result) => {
+                answered.insert(tool_result.tool_call_id.clone());
+                result.push(message);
+            }
+            Message::User(_) => {
+                flush(&mut result, &mut pending, &mut answered);
+                result.push(message);
+            }
+        }
+    }
+    flush(&mut result, &mut pending, &mut answered);
+    result
+}
