@@ -20,8 +20,11 @@
 
 mod cost;
 mod env;
+pub(crate) mod hash;
 mod http;
+pub(crate) mod js;
 mod models;
+pub(crate) mod options;
 pub(crate) mod partial_json;
 #[cfg(any(feature = "openai-completions", feature = "openai-responses"))]
 mod error_body;
@@ -30,6 +33,7 @@ mod js_json;
 #[cfg(any(feature = "openai-completions", feature = "openai-responses"))]
 mod openai_sse;
 mod stream;
+pub(crate) mod transform;
 
 use std::sync::Arc;
 
