@@ -45,6 +45,7 @@ impl Message {
         Message::User(UserMessage {
             content: vec![Content::text(text)],
             timestamp: now_millis(),
+            plain_text: false,
         })
     }
 
@@ -105,13 +106,62 @@ impl From<Arc<ToolResultMessage>> for Message {
 }
 
 /// A user message (Pi's `UserMessage`): text and image blocks.
+///
+/// Pi also allows `content` to be a plain string. Such a message reads as one text block
+/// with `plain_text` set, and is written back (to JSON and to a provider's wire format,
+/// where pi-ai sends a string and blocks differently) as the string it was.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(from = "UserMessageRepr", into = "UserMessageRepr")]
 pub struct UserMessage {
     /// Text and image blocks.
     pub content: Vec<Content>,
     /// When it was created, in milliseconds since the Unix epoch.
-    #[serde(default)]
     pub timestamp: u64,
+    /// The content was a plain string (Pi's `content: string`): `content` is its one text
+    /// block, and it is written back as a string.
+    pub plain_text: bool,
+}
+
+/// The JSON of a [`UserMessage`]: `content` is a string or a list of blocks.
+#[derive(Clone, Serialize, Deserialize)]
+struct UserMessageRepr {
+    content: UserContentRepr,
+    #[serde(default)]
+    timestamp: u64,
+}
+
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+enum UserContentRepr {
+    Text(String),
+    Blocks(Vec<Content>),
+}
+
+impl From<UserMessageRepr> for UserMessage {
+    fn from(repr: UserMessageRepr) -> Self {
+        let (content, plain_text) = match repr.content {
+            UserContentRepr::Text(text) => (vec![Content::text(text)], true),
+            UserContentRepr::Blocks(blocks) => (blocks, false),
+        };
+        UserMessage {
+            content,
+            timestamp: repr.timestamp,
+            plain_text,
+        }
+    }
+}
+
+impl From<UserMessage> for UserMessageRepr {
+    fn from(message: UserMessage) -> Self {
+        let content = match (message.plain_text, message.content.as_slice()) {
+            (true, [Content::Text { text, .. }]) => UserContentRepr::Text(text.clone()),
+            _ => UserContentRepr::Blocks(message.content),
+        };
+        UserMessageRepr {
+            content,
+            timestamp: message.timestamp,
+        }
+    }
 }
 
 /// Why the model stopped (Pi's `StopReason`).
@@ -560,5 +610,21 @@ mod tests {
             ToolResultMessage::from_result(&call, &some, true).added_tool_names,
             Some(vec!["a".to_owned()])
         );
+    }
+
+    #[test]
+    fn a_plain_string_user_message_reads_as_one_text_block_and_writes_back_as_a_string() {
+        let json = json!({"role": "user", "content": "hi", "timestamp": 1});
+        let message: Message = serde_json::from_value(json.clone()).unwrap();
+        let Message::User(user) = &message else {
+            panic!("not a user message")
+        };
+        assert!(user.plain_text);
+        assert_eq!(user.content, vec![Content::text("hi")]);
+        assert_eq!(serde_json::to_value(&message).unwrap(), json);
+        let blocks =
+            json!({"role": "user", "content": [{"type": "text", "text": "hi"}], "timestamp": 1});
+        let message: Message = serde_json::from_value(blocks.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&message).unwrap(), blocks);
     }
 }
