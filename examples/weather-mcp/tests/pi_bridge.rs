@@ -3,32 +3,28 @@
 //! provider calls `get_weather`. The scenario is `bridges/pi/test/pi-e2e.test.mjs`
 //! (with the bridge's conversion tests, `convert.test.mjs`); this test runs them under
 //! the Node 22 that `bridges/pi`'s lock file installs (the `node` npm package:
-//! pi-coding-agent needs Node >= 22.19).
+//! pi-coding-agent needs Node >= 22.19), whatever Node runs npm.
 //!
-//! `.ci/run` installs it (`npm ci --prefix bridges/pi`). Without it the test is skipped
-//! with a loud message on a developer machine, and fails under CI (`CI` set).
+//! The tests install the bridge's packages from its lock file themselves (`npm ci`, see
+//! `npm/mod.rs`). Without Node they are skipped with a loud message on a developer
+//! machine, and fail under CI (`CI` set).
 
-use std::path::{Path, PathBuf};
+mod npm;
+
+use std::path::PathBuf;
 use std::process::Command;
 
-/// The bridge folder and its Node 22, or `None` (after a loud message) when they are
-/// not installed on a developer machine; under CI a missing install fails.
+/// The bridge folder and its Node 22, installed; `None` (after a loud message) when Node
+/// is absent on a developer machine.
 fn installed_bridge() -> Option<(PathBuf, PathBuf)> {
-    let bridge = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bridges/pi");
+    let bridge = npm::installed("../../bridges/pi", "the Pi bridge tests")?;
     let node = bridge.join("node_modules/.bin/node");
-    let pi = bridge.join("node_modules/@earendil-works/pi-coding-agent/package.json");
-    if node.exists() && pi.exists() {
-        return Some((bridge, node));
-    }
-    let missing = format!(
-        "Pi 0.85.0 and Node 22 are not installed for the bridge (run `npm ci --prefix {}`)",
-        bridge.display()
+    assert!(
+        node.exists(),
+        "npm ci did not install the bridge's Node 22 at {}",
+        node.display()
     );
-    if std::env::var_os("CI").is_some() {
-        panic!("{missing}; .ci/run must install them");
-    }
-    eprintln!("\n!!! SKIPPED a Pi bridge test: {missing} !!!\n");
-    None
+    Some((bridge, node))
 }
 
 /// `tsc --noEmit` on the extension, against Pi 0.85.0's and the MCP SDK's own types.

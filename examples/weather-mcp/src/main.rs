@@ -1,9 +1,8 @@
 //! `weather-mcp`: the seed guide's weather pack served over MCP on stdio: the
 //! `#[pi_tool]` tool `weather_example::GetWeather`, unchanged.
 //!
-//! Run from the repository root with `cargo run -q --release --bin weather-mcp` (the
-//! root workspace's launcher execs this binary; see `pi-tool-mcp/Cargo.toml`), or from
-//! here with `cargo run -q --release --bin weather-mcp`.
+//! Run with `cargo run -q --release -p weather-mcp` (or `--bin weather-mcp`) anywhere in
+//! the repository, or start the built `target/release/weather-mcp` directly.
 //!
 //! Standard output is the MCP channel. Standard error gets one line per finished call
 //! (`weather-mcp: get_weather mcp-3 aborted after 12 ms`), which is how a human, or a

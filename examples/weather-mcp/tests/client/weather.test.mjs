@@ -1,8 +1,9 @@
 // The weather-mcp server, driven by the official MCP TypeScript SDK client.
 //
-// Run by `cargo test` (pi-tool-mcp/tests/mcp_client.rs), which builds the server and
-// passes its path in WEATHER_MCP_BIN. By hand:
-//   WEATHER_MCP_BIN=target/debug/weather-mcp node --test tests/client/weather.test.mjs
+// Run by `cargo test` (examples/weather-mcp/tests/mcp_client.rs), which builds the
+// server, installs this folder's packages and passes the server's path in
+// WEATHER_MCP_BIN. By hand, in examples/weather-mcp/:
+//   WEATHER_MCP_BIN=../../target/debug/weather-mcp node --test tests/client/weather.test.mjs
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";

@@ -4,33 +4,19 @@
 //! arguments, an unknown tool and cancellation, over stdio and over streamable HTTP
 //! (`weather-mcp --http 127.0.0.1:0`); this test runs it under `node --test`.
 //!
-//! `.ci/run` installs the client (`npm ci` in `tests/client`). Without it the test is
-//! skipped with a loud message on a developer machine, and fails under CI (`CI` set), so
-//! that a missing install cannot pass as green.
+//! The test installs the client from its lock file itself (`npm ci`, see `npm/mod.rs`).
+//! Without Node it is skipped with a loud message on a developer machine, and fails
+//! under CI (`CI` set), so that a missing Node cannot pass as green.
 
-use std::path::Path;
+mod npm;
+
 use std::process::Command;
 
 #[test]
 fn the_official_typescript_client_drives_weather_mcp() {
-    let client_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/client");
-    let sdk = client_dir.join("node_modules/@modelcontextprotocol/sdk/package.json");
-    let node_version = Command::new("node").arg("--version").output();
-    let missing = match &node_version {
-        Err(error) => Some(format!("`node` cannot be run: {error}")),
-        Ok(_) if !sdk.exists() => Some(format!(
-            "the MCP TypeScript SDK is not installed (run `npm ci --prefix {}`)",
-            client_dir.display()
-        )),
-        Ok(_) => None,
-    };
-    if let Some(missing) = missing {
-        if std::env::var_os("CI").is_some() {
-            panic!("{missing}; .ci/run must install it");
-        }
-        eprintln!("\n!!! SKIPPED the MCP client test: {missing} !!!\n");
+    let Some(client_dir) = npm::installed("tests/client", "the MCP client test") else {
         return;
-    }
+    };
 
     let output = Command::new("node")
         .arg("--test")
