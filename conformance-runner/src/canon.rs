@@ -1,5 +1,9 @@
 //! Canonical JSON (FORMAT.md §5.1): sorted keys, integral numbers without a fraction,
 //! `JSON.stringify(value, null, 2)` layout, one trailing newline.
+//!
+//! [`ecma_canonical_json`] is the provider recordings' variant
+//! (`conformance/providers/FORMAT.md` §3): the same layout, with every number written as
+//! ECMAScript's `Number.prototype.toString` writes it (`0.000015`, not `1.5e-5`).
 
 use serde_json::{Map, Value};
 
@@ -59,6 +63,146 @@ pub fn canonical_json(value: &Value) -> String {
     text
 }
 
+/// The file content of a provider recording (`conformance/providers/FORMAT.md` §3): keys
+/// sorted by their UTF-8 bytes, two-space indentation, strings escaped as
+/// `JSON.stringify` escapes them, numbers as ECMAScript prints them, one trailing newline.
+pub fn ecma_canonical_json(value: &Value) -> String {
+    let mut out = String::new();
+    write_value(&mut out, value, 0);
+    out.push('\n');
+    out
+}
+
+fn write_value(out: &mut String, value: &Value, indent: usize) {
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => out.push_str(&json_number(n)),
+        Value::String(s) => write_string(out, s),
+        Value::Array(items) => {
+            if items.is_empty() {
+                out.push_str("[]");
+                return;
+            }
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                out.push_str(if i == 0 { "\n" } else { ",\n" });
+                push_indent(out, indent + 2);
+                write_value(out, item, indent + 2);
+            }
+            out.push('\n');
+            push_indent(out, indent);
+            out.push(']');
+        }
+        Value::Object(map) => {
+            if map.is_empty() {
+                out.push_str("{}");
+                return;
+            }
+            // `str` orders by UTF-8 bytes, which is the format's key order.
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, key) in keys.into_iter().enumerate() {
+                out.push_str(if i == 0 { "\n" } else { ",\n" });
+                push_indent(out, indent + 2);
+                write_string(out, key);
+                out.push_str(": ");
+                write_value(out, &map[key], indent + 2);
+            }
+            out.push('\n');
+            push_indent(out, indent);
+            out.push('}');
+        }
+    }
+}
+
+fn push_indent(out: &mut String, n: usize) {
+    out.extend(std::iter::repeat_n(' ', n));
+}
+
+/// `JSON.stringify` of a string: only `"`, `\` and the C0 controls are escaped.
+fn write_string(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// A JSON number as JavaScript holds and prints it: integers beyond 2^53 become the
+/// nearest double first, as `JSON.parse` would make them.
+fn json_number(n: &serde_json::Number) -> String {
+    const EXACT: u64 = 1 << 53;
+    if let Some(u) = n.as_u64()
+        && u <= EXACT
+    {
+        return u.to_string();
+    }
+    if let Some(i) = n.as_i64()
+        && i.unsigned_abs() <= EXACT
+    {
+        return i.to_string();
+    }
+    ecma_number(n.as_f64().unwrap_or(f64::NAN))
+}
+
+/// ECMAScript's `Number.prototype.toString()` of a double (what `JSON.stringify` writes),
+/// with non-finite values as `null`.
+pub fn ecma_number(value: f64) -> String {
+    if !value.is_finite() {
+        return "null".to_owned();
+    }
+    if value == 0.0 {
+        return "0".to_owned();
+    }
+    // Rust's `{:e}` prints the shortest digit string that round-trips, as ECMAScript
+    // requires: `d[.ddd]e<exp>` with value = d.ddd × 10^exp.
+    let sci = format!("{:e}", value.abs());
+    let (mantissa, exponent) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    let exponent: i64 = exponent.parse().unwrap_or(0);
+    let k = digits.len() as i64;
+    // value = 0.d1..dk × 10^n
+    let n = exponent + 1;
+    let mut out = String::new();
+    if value < 0.0 {
+        out.push('-');
+    }
+    if k <= n && n <= 21 {
+        out.push_str(&digits);
+        out.extend(std::iter::repeat_n('0', (n - k) as usize));
+    } else if 0 < n && n <= 21 {
+        out.push_str(&digits[..n as usize]);
+        out.push('.');
+        out.push_str(&digits[n as usize..]);
+    } else if -6 < n && n <= 0 {
+        out.push_str("0.");
+        out.extend(std::iter::repeat_n('0', (-n) as usize));
+        out.push_str(&digits);
+    } else {
+        out.push_str(&digits[..1]);
+        if k > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        out.push('e');
+        out.push(if n - 1 >= 0 { '+' } else { '-' });
+        out.push_str(&(n - 1).abs().to_string());
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,6 +218,47 @@ mod tests {
         assert_eq!(
             js_stringify(&json!({"b": 2.0, "a": "°"})),
             "{\"b\":2,\"a\":\"°\"}"
+        );
+    }
+    #[test]
+    fn ecma_numbers_are_javascripts() {
+        for (v, js) in [
+            (0.0, "0"),
+            (-0.0, "0"),
+            (3.0, "3"),
+            (64000.0, "64000"),
+            (2.19, "2.19"),
+            (3.75, "3.75"),
+            (0.3, "0.3"),
+            (0.000015, "0.000015"),
+            (0.00007500000000000001, "0.00007500000000000001"),
+            (0.0046170000000000004, "0.0046170000000000004"),
+            (1e-7, "1e-7"),
+            (1.5e-7, "1.5e-7"),
+            (1e21, "1e+21"),
+            (1.5e21, "1.5e+21"),
+            (123456789012345680000.0, "123456789012345680000"),
+            (-2.5, "-2.5"),
+            (0.1 + 0.2, "0.30000000000000004"),
+            (f64::NAN, "null"),
+            (f64::INFINITY, "null"),
+        ] {
+            assert_eq!(ecma_number(v), js, "{v:e}");
+        }
+    }
+
+    #[test]
+    fn ecma_canonical_json_layout_and_escapes() {
+        let v = json!({
+            "b": [1, 2.5, {"z": null, "a": true}],
+            "a": "q\"\\\u{8}\u{c}\n\r\t\u{1}\u{1f}/\u{7f}\u{2028}é",
+            "é": {},
+            "e": [],
+            "big": 18014398509481985u64,
+        });
+        assert_eq!(
+            ecma_canonical_json(&v),
+            "{\n  \"a\": \"q\\\"\\\\\\b\\f\\n\\r\\t\\u0001\\u001f/\u{7f}\u{2028}é\",\n  \"b\": [\n    1,\n    2.5,\n    {\n      \"a\": true,\n      \"z\": null\n    }\n  ],\n  \"big\": 18014398509481984,\n  \"e\": [],\n  \"é\": {}\n}\n"
         );
     }
 }

@@ -9,12 +9,17 @@
 //! (`conformance/expected-pi-tool/`); scenarios with a tag in [`SKIPPED_TAGS`] are
 //! reported as skipped, never as passed. Session scenarios (`driver: "session"`,
 //! `conformance/session-scenarios/`) run on `AgentSession` ([`session`]).
+//!
+//! [`providers`] is the provider harness: pi-ai 0.85.0's recorded SSE fixtures
+//! (`conformance/providers/`) through `pi_tool::providers::Providers`, compared with
+//! pi-ai's recordings byte for byte.
 
 #![warn(missing_docs)]
 
 pub mod canon;
 pub mod compare;
 pub mod data;
+pub mod providers;
 pub mod record;
 pub mod scenario;
 pub mod session;
