@@ -80,7 +80,13 @@ mod tests {
 
     #[test]
     fn scrubbed_variables_are_the_recorders() {
-        for name in ["PI_CACHE_RETENTION", "openai_api_key", "ANTHROPIC_BASE_URL", "https_proxy", "NO_PROXY"] {
+        for name in [
+            "PI_CACHE_RETENTION",
+            "openai_api_key",
+            "ANTHROPIC_BASE_URL",
+            "https_proxy",
+            "NO_PROXY",
+        ] {
             assert!(is_scrubbed_variable(name), "{name}");
         }
         for name in ["PATH", "HOME", "PIPE", "OPENAI", "CARGO_HOME"] {
