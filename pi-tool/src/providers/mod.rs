@@ -18,20 +18,24 @@
 //! [`StreamOptions::api_key`](crate::agent::StreamOptions) or the provider's environment
 //! variable ([`env_api_key`]), and never appear in an error, an event or `Debug` output.
 
+#[cfg(feature = "anthropic-messages")]
+mod anthropic;
 mod cost;
 mod env;
+#[cfg(any(feature = "openai-completions", feature = "openai-responses"))]
+mod error_body;
 pub(crate) mod hash;
 mod http;
 pub(crate) mod js;
-mod models;
-pub(crate) mod options;
-pub(crate) mod partial_json;
-#[cfg(any(feature = "openai-completions", feature = "openai-responses"))]
-mod error_body;
 #[cfg(any(feature = "openai-completions", feature = "openai-responses"))]
 mod js_json;
+mod models;
+#[cfg(feature = "openai-responses")]
+mod openai_responses;
 #[cfg(any(feature = "openai-completions", feature = "openai-responses"))]
 mod openai_sse;
+pub(crate) mod options;
+pub(crate) mod partial_json;
 mod stream;
 pub(crate) mod transform;
 
@@ -39,8 +43,12 @@ use std::sync::Arc;
 
 use crate::agent::{AssistantMessageStream, Context, Model, StreamFn, StreamOptions};
 
+#[cfg(feature = "anthropic-messages")]
+pub use anthropic::AnthropicMessages;
 pub use env::env_api_key;
 pub use models::{ModelRegistry, builtin_models};
+#[cfg(feature = "openai-responses")]
+pub use openai_responses::{OpenAiResponses, OpenAiResponsesCompat};
 
 /// Routes each model call to the provider of its `model.api` (pi-ai's API registry),
 /// among the providers this build enables.
@@ -75,6 +83,19 @@ impl StreamFn for Providers {
         context: &Context,
         options: StreamOptions,
     ) -> AssistantMessageStream {
+        match model.api.as_str() {
+            #[cfg(feature = "anthropic-messages")]
+            "anthropic-messages" => {
+                return AnthropicMessages::with_http(self.http.clone())
+                    .stream(model, context, options);
+            }
+            #[cfg(feature = "openai-responses")]
+            "openai-responses" => {
+                return OpenAiResponses::with_http(self.http.clone())
+                    .stream(model, context, options);
+            }
+            _ => {}
+        }
         let _ = (&self.http, context, &options);
         stream::failed(
             model,
