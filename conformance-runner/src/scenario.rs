@@ -190,10 +190,10 @@ async fn run_agent_layer(s: &Value) -> Value {
         host.set_aborter(Aborter::Controller(controller.clone()));
         let mut loop_config = LoopConfig::new(FauxModel::model());
         if let Some(mode) = tool_execution {
-            loop_config.tool_execution = mode;
+            loop_config.policy.tool_execution = mode;
         }
-        loop_config.before_tool_call = before.map(|b| b as _);
-        loop_config.after_tool_call = after.map(|a| a as _);
+        loop_config.policy.before_tool_call = before.map(|b| b as _);
+        loop_config.policy.after_tool_call = after.map(|a| a as _);
         let context = Context {
             system_prompt,
             messages: Vec::new(),

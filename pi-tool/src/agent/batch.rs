@@ -180,7 +180,7 @@ pub(crate) async fn execute_tool_calls(
         config,
         signal,
     };
-    let sequential = config.tool_execution == ToolExecutionMode::Sequential
+    let sequential = config.policy.tool_execution == ToolExecutionMode::Sequential
         || calls.iter().any(|call| {
             context
                 .find_tool(&call.name)
@@ -209,7 +209,7 @@ impl<'a> Batch<'a> {
     /// saw (a token in an error message, a header in a panic): redact them when the host
     /// configured a redactor.
     fn redacted(&self, mut result: JsonToolResult, is_error: bool) -> JsonToolResult {
-        if is_error && let Some(redactor) = &self.config.redactor {
+        if is_error && let Some(redactor) = &self.config.policy.redactor {
             redactor.redact_content(&mut result.content);
         }
         result
@@ -243,7 +243,7 @@ impl<'a> Batch<'a> {
         // cannot change the model's arguments, so the copy is made only when a step below
         // changes them (`prepare_arguments`, coercion, a `before_tool_call` hook).
         let mut args = tool.check_arguments(&call.arguments)?;
-        if let Some(hook) = &self.config.before_tool_call {
+        if let Some(hook) = &self.config.policy.before_tool_call {
             let decision = hook
                 .before_tool_call(
                     BeforeToolCallContext {
@@ -292,7 +292,11 @@ impl<'a> Batch<'a> {
         let (result, is_error) = self
             .execute_call(call, tool, args, on_update, check_abort)
             .await;
-        (self.redacted(result, is_error), is_error)
+        let result = self.redacted(result, is_error);
+        match &self.config.policy.result_budget {
+            Some(budget) => (budget.apply_json(result), is_error),
+            None => (result, is_error),
+        }
     }
 
     async fn execute_call(
@@ -306,7 +310,7 @@ impl<'a> Batch<'a> {
         if check_abort && self.signal.is_aborted() {
             return (error_result(ABORTED_MESSAGE), true);
         }
-        let timeout = tool.spec().timeout.or(self.config.tool_timeout);
+        let timeout = tool.spec().timeout.or(self.config.policy.tool_timeout);
         let outcome = execute_contained(
             &*tool,
             &call.id,
@@ -322,7 +326,7 @@ impl<'a> Batch<'a> {
             Ok(result) => (result, false),
             Err(error) => (error_result(error.message()), true),
         };
-        match &self.config.after_tool_call {
+        match &self.config.policy.after_tool_call {
             Some(hook) => {
                 let ctx = AfterToolCallContext {
                     assistant_message: self.assistant,
@@ -521,6 +525,7 @@ impl<'a> Batch<'a> {
         }
         let limit = self
             .config
+            .policy
             .max_concurrency
             .map_or(usize::MAX, std::num::NonZeroUsize::get);
         self.drive(

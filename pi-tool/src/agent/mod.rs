@@ -25,6 +25,7 @@ mod faux;
 mod hooks;
 pub mod message;
 mod model;
+mod policy;
 mod run;
 mod stateful;
 
@@ -42,6 +43,7 @@ pub use model::{
     ApiKey, AssistantMessageEvent, AssistantMessageStream, CacheRetention, Context, Model,
     ModelCost, ModelCostTier, StreamFn, StreamOptions, ThinkingLevel, ToolChoice,
 };
+pub use policy::RunPolicy;
 pub use run::{
     AgentEventSink, ContinueError, Emit, LoopConfig, MessageSource, run_agent_loop,
     run_agent_loop_continue,

@@ -13,9 +13,7 @@
 //! restart the loop when it would otherwise stop. [`LoopConfig::prepare_next_turn`]
 //! may swap the context, model or thinking level between turns.
 
-use std::num::NonZeroUsize;
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures::StreamExt;
 use std::future::Future;
@@ -23,12 +21,11 @@ use std::pin::Pin;
 
 use super::batch::{execute_tool_calls, fail_truncated};
 use super::event::AgentEvent;
-use super::hooks::{AfterToolCall, BeforeToolCall, CompletedTurn, PrepareNextTurn};
+use super::hooks::{CompletedTurn, PrepareNextTurn};
 use super::message::{AssistantMessage, Message, StopReason, ToolCall, ToolResultMessage};
 use super::model::{AssistantMessageEvent, Context, Model, StreamFn, StreamOptions, ThinkingLevel};
+use super::policy::RunPolicy;
 use crate::abort::AbortSignal;
-use crate::mode::ToolExecutionMode;
-use crate::safety::Redactor;
 
 /// Where the loop sends its events (Pi's `emit`). The loop awaits every emit before it
 /// moves on.
@@ -86,24 +83,14 @@ pub struct LoopConfig {
     pub model: Model,
     /// The reasoning level (`None`: thinking off).
     pub reasoning: Option<ThinkingLevel>,
-    /// The batch mode (Pi's default: parallel).
-    pub tool_execution: ToolExecutionMode,
-    /// Runs before each call's execution.
-    pub before_tool_call: Option<Arc<dyn BeforeToolCall>>,
-    /// Runs after each executed call.
-    pub after_tool_call: Option<Arc<dyn AfterToolCall>>,
+    /// How tool calls run: batch mode, hooks, limits, redaction, result budget.
+    pub policy: RunPolicy,
     /// Runs between turns.
     pub prepare_next_turn: Option<Arc<dyn PrepareNextTurn>>,
     /// Messages injected before the next model call.
     pub steering_messages: Option<MessageSource>,
     /// Messages that restart the loop when it would stop.
     pub follow_up_messages: Option<MessageSource>,
-    /// At most this many calls of a parallel batch run at once (`None`: unbounded, as Pi).
-    pub max_concurrency: Option<NonZeroUsize>,
-    /// Ends a call that runs longer, for tools without their own timeout.
-    pub tool_timeout: Option<Duration>,
-    /// Redacts configured secrets from every error result before the model sees it.
-    pub redactor: Option<Arc<Redactor>>,
     /// The request options of every model call (API key, token limit, temperature, tool
     /// choice, ...); the loop sets `signal` and `reasoning` itself on each turn.
     pub stream_options: StreamOptions,
@@ -115,15 +102,10 @@ impl LoopConfig {
         LoopConfig {
             model,
             reasoning: None,
-            tool_execution: ToolExecutionMode::Parallel,
-            before_tool_call: None,
-            after_tool_call: None,
+            policy: RunPolicy::default(),
             prepare_next_turn: None,
             steering_messages: None,
             follow_up_messages: None,
-            max_concurrency: None,
-            tool_timeout: None,
-            redactor: None,
             stream_options: StreamOptions::default(),
         }
     }
@@ -133,9 +115,7 @@ impl std::fmt::Debug for LoopConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LoopConfig")
             .field("model", &self.model.id)
-            .field("tool_execution", &self.tool_execution)
-            .field("max_concurrency", &self.max_concurrency)
-            .field("tool_timeout", &self.tool_timeout)
+            .field("policy", &self.policy)
             .finish_non_exhaustive()
     }
 }

@@ -28,6 +28,7 @@ use super::faux::FauxModel;
 use super::hooks::{AfterToolCall, BeforeToolCall, PrepareNextTurn};
 use super::message::{AssistantMessage, Message, StopReason};
 use super::model::{Model, StreamFn, StreamOptions, ThinkingLevel};
+use super::policy::RunPolicy;
 use super::run::{
     AgentEventSink, ContinueError, Emit, LoopConfig, run_agent_loop, run_agent_loop_continue,
 };
@@ -118,20 +119,10 @@ pub struct AgentOptions {
     pub initial_state: AgentState,
     /// The model implementation.
     pub stream_fn: Arc<dyn StreamFn>,
-    /// The batch mode; default parallel.
-    pub tool_execution: ToolExecutionMode,
-    /// Runs before each call's execution.
-    pub before_tool_call: Option<Arc<dyn BeforeToolCall>>,
-    /// Runs after each executed call.
-    pub after_tool_call: Option<Arc<dyn AfterToolCall>>,
+    /// How tool calls run: batch mode, hooks, limits, redaction, result budget.
+    pub policy: RunPolicy,
     /// Runs between turns (hosts that change tools between turns).
     pub prepare_next_turn: Option<Arc<dyn PrepareNextTurn>>,
-    /// Bounds a parallel batch (default unbounded, as Pi).
-    pub max_concurrency: Option<NonZeroUsize>,
-    /// Ends a call that runs longer, for tools without their own timeout.
-    pub tool_timeout: Option<Duration>,
-    /// Redacts configured secrets from every error result before the model sees it.
-    pub redactor: Option<Arc<Redactor>>,
     /// Request options for every model call (API key, token limit, temperature, tool
     /// choice); the run sets the signal and the reasoning level itself.
     pub stream_options: StreamOptions,
@@ -154,13 +145,8 @@ impl AgentOptions {
         AgentOptions {
             initial_state: AgentState::default(),
             stream_fn,
-            tool_execution: ToolExecutionMode::Parallel,
-            before_tool_call: None,
-            after_tool_call: None,
+            policy: RunPolicy::default(),
             prepare_next_turn: None,
-            max_concurrency: None,
-            tool_timeout: None,
-            redactor: None,
             stream_options: StreamOptions::default(),
             steering_mode: QueueMode::OneAtATime,
             follow_up_mode: QueueMode::OneAtATime,
@@ -198,21 +184,21 @@ impl AgentOptions {
     /// Sets the batch mode.
     #[must_use]
     pub fn tool_execution(mut self, mode: ToolExecutionMode) -> Self {
-        self.tool_execution = mode;
+        self.policy.tool_execution = mode;
         self
     }
 
     /// Installs a `before_tool_call` hook.
     #[must_use]
     pub fn before_tool_call(mut self, hook: Arc<dyn BeforeToolCall>) -> Self {
-        self.before_tool_call = Some(hook);
+        self.policy.before_tool_call = Some(hook);
         self
     }
 
     /// Installs an `after_tool_call` hook.
     #[must_use]
     pub fn after_tool_call(mut self, hook: Arc<dyn AfterToolCall>) -> Self {
-        self.after_tool_call = Some(hook);
+        self.policy.after_tool_call = Some(hook);
         self
     }
 
@@ -226,14 +212,29 @@ impl AgentOptions {
     /// Bounds how many calls of a parallel batch run at once.
     #[must_use]
     pub fn max_concurrency(mut self, limit: NonZeroUsize) -> Self {
-        self.max_concurrency = Some(limit);
+        self.policy.max_concurrency = Some(limit);
         self
     }
 
     /// Ends calls that run longer than `timeout` (tools' own timeouts take precedence).
     #[must_use]
     pub fn tool_timeout(mut self, timeout: Duration) -> Self {
-        self.tool_timeout = Some(timeout);
+        self.policy.tool_timeout = Some(timeout);
+        self
+    }
+
+    /// Sets the whole run policy (hooks, limits, redaction, result budget).
+    #[must_use]
+    pub fn policy(mut self, policy: RunPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Bounds the text of every result the model reads; the full text stays in the
+    /// details ([`RunPolicy::result_budget`]).
+    #[must_use]
+    pub fn result_budget(mut self, budget: crate::safety::ResultBudget) -> Self {
+        self.policy.result_budget = Some(budget);
         self
     }
 
@@ -242,7 +243,7 @@ impl AgentOptions {
     /// validation messages, before events, the transcript or the model see them.
     #[must_use]
     pub fn redact_secrets(mut self, redactor: Redactor) -> Self {
-        self.redactor = Some(Arc::new(redactor));
+        self.policy.redactor = Some(Arc::new(redactor));
         self
     }
 }
@@ -592,15 +593,10 @@ impl Agent {
         let config = LoopConfig {
             model: state.model.clone(),
             reasoning: (state.thinking_level != ThinkingLevel::Off).then_some(state.thinking_level),
-            tool_execution: options.tool_execution,
-            before_tool_call: options.before_tool_call.clone(),
-            after_tool_call: options.after_tool_call.clone(),
+            policy: options.policy.clone(),
             prepare_next_turn: options.prepare_next_turn.clone(),
             steering_messages: Some(Arc::new(move || lock(&steering).drain())),
             follow_up_messages: Some(Arc::new(move || lock(&follow_up).drain())),
-            max_concurrency: options.max_concurrency,
-            tool_timeout: options.tool_timeout,
-            redactor: options.redactor.clone(),
             stream_options: options.stream_options.clone(),
         };
         Ok((controller.signal(), context, config))

@@ -6,19 +6,21 @@
 //! prompt. Any failure (duplicate names, an invalid name, an extension error) is returned
 //! and no session exists.
 
+use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::SessionError;
 use super::extension::{Extension, ExtensionApi};
 use super::prompt::{PromptTemplate, SystemPrompt};
 use super::registry::ToolFilter;
 use super::session::{AgentSession, SessionForwarder, SessionHooks, Shared, SharedParts};
-use crate::agent::{Agent, AgentOptions, Model, StreamFn};
+use crate::agent::{Agent, AgentOptions, Model, RunPolicy, StreamFn, StreamOptions};
 use crate::context::{ExtensionUi, Mode};
 use crate::mode::ToolExecutionMode;
 use crate::pack::ToolOwner;
-use crate::safety::Redactor;
+use crate::safety::{Redactor, ResultBudget};
 use crate::tool::{AgentTool, IntoToolDefinition, ToolDefinition};
 
 impl AgentSession {
@@ -37,7 +39,8 @@ impl AgentSession {
             mode: Mode::Print,
             ui: None,
             redactor: None,
-            tool_execution: ToolExecutionMode::Parallel,
+            policy: RunPolicy::default(),
+            stream_options: StreamOptions::default(),
         }
     }
 }
@@ -55,7 +58,10 @@ pub struct AgentSessionBuilder {
     mode: Mode,
     ui: Option<Arc<dyn ExtensionUi>>,
     redactor: Option<Redactor>,
-    tool_execution: ToolExecutionMode,
+    /// The run policy; its hooks are the session's own (extensions' `tool_call` and
+    /// `tool_result` handlers), so only its other settings are taken from here.
+    policy: RunPolicy,
+    stream_options: StreamOptions,
 }
 
 impl AgentSessionBuilder {
@@ -170,7 +176,38 @@ impl AgentSessionBuilder {
     /// The batch mode (default parallel).
     #[must_use]
     pub fn tool_execution(mut self, mode: ToolExecutionMode) -> Self {
-        self.tool_execution = mode;
+        self.policy.tool_execution = mode;
+        self
+    }
+
+    /// Bounds how many calls of a parallel batch run at once (default unbounded, as Pi).
+    #[must_use]
+    pub fn max_concurrency(mut self, limit: NonZeroUsize) -> Self {
+        self.policy.max_concurrency = Some(limit);
+        self
+    }
+
+    /// Ends calls that run longer than `timeout` with an error result (tools' own
+    /// timeouts take precedence).
+    #[must_use]
+    pub fn tool_timeout(mut self, timeout: Duration) -> Self {
+        self.policy.tool_timeout = Some(timeout);
+        self
+    }
+
+    /// Bounds the text of every result the model reads; the full text stays in the
+    /// details ([`RunPolicy::result_budget`]).
+    #[must_use]
+    pub fn result_budget(mut self, budget: ResultBudget) -> Self {
+        self.policy.result_budget = Some(budget);
+        self
+    }
+
+    /// Sets the request options of every model call (API key, token limit, temperature,
+    /// tool choice, ...).
+    #[must_use]
+    pub fn stream_options(mut self, options: StreamOptions) -> Self {
+        self.stream_options = options;
         self
     }
 
@@ -197,7 +234,8 @@ impl AgentSessionBuilder {
             redactor: self.redactor,
             owners: owners.clone(),
         };
-        let (stream_fn, model, tool_execution) = (self.stream_fn, self.model, self.tool_execution);
+        let (stream_fn, model, policy, stream_options) =
+            (self.stream_fn, self.model, self.policy, self.stream_options);
         // The agent redacts the errors the loop itself builds (validation, unknown tool,
         // panics, timeouts); the session's hooks redact what extensions hand back.
         let agent_redactor = parts.redactor.clone();
@@ -205,7 +243,8 @@ impl AgentSessionBuilder {
             let hooks = Arc::new(SessionHooks(weak.clone()));
             let mut options = AgentOptions::new(stream_fn)
                 .model(model)
-                .tool_execution(tool_execution)
+                .policy(policy)
+                .stream_options(stream_options)
                 .before_tool_call(hooks.clone())
                 .after_tool_call(hooks.clone())
                 .prepare_next_turn(hooks);
