@@ -426,8 +426,8 @@ fn reason_phrase(status: u16) -> &'static str {
         502 => "Bad Gateway",
         503 => "Service Unavailable",
         504 => "Gateway Timeout",
-        529 => "Site is overloaded",
-        _ => "Unknown",
+        // Node's fallback for a status it has no name for.
+        _ => "unknown",
     }
 }
 
