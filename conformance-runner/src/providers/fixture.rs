@@ -190,8 +190,8 @@ pub fn build_model(
     serde_json::from_value(Value::Object(model)).map_err(|e| format!("model: {e}"))
 }
 
-/// The fixture's context as a pi-tool [`Context`] (FORMAT.md §1.2). Forms that
-/// [`Message`] cannot read as pi-ai gives them are converted, with a note.
+/// The fixture's context as a pi-tool [`Context`] (FORMAT.md §1.2). Keys [`Context`]
+/// has no place for are added to `notes`.
 pub fn build_context(fixture: &Fixture, notes: &mut Vec<String>) -> Result<Context, String> {
     let context = fixture.section("context")?;
     let system_prompt = match context.get("systemPrompt") {
@@ -207,7 +207,7 @@ pub fn build_context(fixture: &Fixture, notes: &mut Vec<String>) -> Result<Conte
         Some(other) => return Err(format!("context.messages is not an array: {other}")),
     };
     for (i, raw) in raw_messages.iter().enumerate() {
-        messages.push(message(raw, i, notes)?);
+        messages.push(message(raw, i)?);
     }
     let mut tools: Vec<Arc<dyn AgentTool>> = Vec::new();
     if let Some(raw_tools) = context.get("tools") {
@@ -232,28 +232,12 @@ pub fn build_context(fixture: &Fixture, notes: &mut Vec<String>) -> Result<Conte
     })
 }
 
-/// One pi `Message`. A user message whose content is a plain string, which pi-ai sends
-/// as a string but [`Message`] holds only as blocks, becomes one text block (noted: the
-/// request body then shows the block form).
-fn message(raw: &Value, index: usize, notes: &mut Vec<String>) -> Result<Message, String> {
-    let direct_error = match serde_json::from_value::<Message>(raw.clone()) {
-        Ok(m) => return Ok(m),
-        Err(e) => e,
-    };
-    if raw.get("role").and_then(Value::as_str) == Some("user")
-        && let Some(Value::String(text)) = raw.get("content")
-    {
-        let mut converted = raw.clone();
-        converted["content"] = json!([{"type": "text", "text": text}]);
-        if let Ok(m) = serde_json::from_value::<Message>(converted) {
-            notes.push(format!(
-                "messages[{index}]: pi_tool::agent::Message cannot read a user message whose \
-                 content is a plain string ({direct_error}); sent as one text block instead"
-            ));
-            return Ok(m);
-        }
-    }
-    Err(format!("messages[{index}]: {direct_error}"))
+/// One pi `Message`, read by [`Message`]'s own deserialiser (pi's JSON: a user message's
+/// content may be a string or blocks). A form it cannot read fails the fixture.
+fn message(raw: &Value, index: usize) -> Result<Message, String> {
+    serde_json::from_value::<Message>(raw.clone()).map_err(|e| {
+        format!("context.messages[{index}]: pi_tool::agent::Message cannot read it: {e}")
+    })
 }
 
 /// The fixture's options as [`StreamOptions`] (FORMAT.md §1.3), and the API key in use
@@ -495,7 +479,11 @@ mod tests {
             c.tools[0].spec().parameters.json()["required"],
             json!(["command"])
         );
-        // A string user content is either read as such or converted with a note.
-        assert!(notes.len() <= 1, "{notes:?}");
+        assert!(notes.is_empty(), "{notes:?}");
+        // pi-ai sends string and block content differently: the string form survives.
+        let user = serde_json::to_value(&c.messages[0]).unwrap();
+        assert_eq!(user["content"], json!("hi"));
+        let blocks = serde_json::to_value(&c.messages[1]).unwrap();
+        assert_eq!(blocks["content"][0], json!({"type": "text", "text": "a"}));
     }
 }

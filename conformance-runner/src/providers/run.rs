@@ -24,8 +24,8 @@ const FIXTURE_TIMEOUT: Duration = Duration::from_secs(15);
 pub struct FixtureOutput {
     /// The output file's content (canonical JSON).
     pub text: String,
-    /// Conversions the harness had to make because pi-tool's types cannot hold a form
-    /// the fixture uses; a mismatch report shows them.
+    /// Fixture keys pi-tool's types have no place for (ignored); a mismatch report shows
+    /// them.
     pub notes: Vec<String>,
 }
 
