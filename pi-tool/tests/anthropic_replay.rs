@@ -2,8 +2,11 @@
 //! `conformance/providers/fixtures/anthropic-messages/` is replayed by a local HTTP server
 //! (its chunks one HTTP chunk each, as the recorder sent them), and the request our
 //! provider sent, every event and the final message are compared with
-//! `conformance/providers/expected/` after FORMAT.md's normalisation. Plus what no
-//! fixture shows: the key stays secret, an abort, retries.
+//! `conformance/providers/expected/` after FORMAT.md's normalisation. `tests/anthropic/`
+//! holds more fixtures of the same format (written by its `gen.py`, recorded with pi-ai's
+//! `record.mjs --fixtures tests/anthropic/fixtures --out tests/anthropic/expected`): long
+//! histories, OAuth, headers, compat switches, refusals, broken streams. Plus what no
+//! recording shows: the key stays secret, aborts, retries, a missing key.
 #![cfg(feature = "anthropic-messages")]
 
 use std::path::PathBuf;
@@ -13,7 +16,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use pi_tool::agent::{
     AssistantMessageEvent, CacheRetention, Context, Message, Model, StreamFn, StreamOptions,
-    ThinkingLevel,
+    ThinkingLevel, ToolChoice,
 };
 use pi_tool::providers::AnthropicMessages;
 use pi_tool::{
@@ -44,8 +47,12 @@ impl AgentTool for FixtureTool {
     }
 }
 
-fn conformance_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../conformance/providers")
+fn fixture_dirs() -> [PathBuf; 2] {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    [
+        root.join("../conformance/providers"),
+        root.join("tests/anthropic"),
+    ]
 }
 
 /// What the mock server received.
@@ -256,6 +263,19 @@ fn build(fixture: &Value, port: u16) -> (Model, Context, StreamOptions) {
         cache_retention: o
             .get("cacheRetention")
             .map(|r| serde_json::from_value::<CacheRetention>(r.clone()).unwrap()),
+        tool_choice: o.get("toolChoice").map(|c| match c {
+            Value::String(s) if s == "auto" => ToolChoice::Auto,
+            Value::String(s) if s == "none" => ToolChoice::None,
+            Value::String(_) => ToolChoice::Required,
+            other => ToolChoice::Tool(other["name"].as_str().unwrap().to_owned()),
+        }),
+        headers: o["headers"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| (k.clone(), v.as_str().map(str::to_owned)))
+            .collect(),
+        metadata: o["metadata"].as_object().cloned(),
         ..StreamOptions::default()
     };
     (model, context, options)
@@ -406,8 +426,7 @@ fn first_difference(ours: &str, theirs: &str) -> String {
     )
 }
 
-async fn replay(name: &str) -> Result<(), String> {
-    let dir = conformance_dir();
+async fn replay(dir: &std::path::Path, name: &str) -> Result<(), String> {
     let fixture: Value = serde_json::from_slice(
         &std::fs::read(dir.join(format!("fixtures/anthropic-messages/{name}.json"))).unwrap(),
     )
@@ -458,27 +477,264 @@ async fn replay(name: &str) -> Result<(), String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_fixture_matches_pi_ai() {
-    let dir = conformance_dir().join("fixtures/anthropic-messages");
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap()
-        .filter_map(|e| {
-            let name = e.ok()?.file_name().into_string().ok()?;
-            name.strip_suffix(".json").map(str::to_owned)
-        })
-        .collect();
-    names.sort();
-    assert!(names.len() >= 18, "fixtures in {dir:?}: {names:?}");
     let mut failures = Vec::new();
-    for name in &names {
-        if let Err(e) = replay(name).await {
-            failures.push(e);
+    let mut count = 0;
+    for dir in fixture_dirs() {
+        let fixtures = dir.join("fixtures/anthropic-messages");
+        let mut names: Vec<String> = std::fs::read_dir(&fixtures)
+            .unwrap()
+            .filter_map(|e| {
+                let name = e.ok()?.file_name().into_string().ok()?;
+                name.strip_suffix(".json").map(str::to_owned)
+            })
+            .collect();
+        names.sort();
+        assert!(names.len() >= 18, "fixtures in {fixtures:?}: {names:?}");
+        count += names.len();
+        for name in &names {
+            if let Err(e) = replay(&dir, name).await {
+                failures.push(e);
+            }
         }
     }
     assert!(
         failures.is_empty(),
         "{} of {} fixtures differ:\n{}",
         failures.len(),
-        names.len(),
+        count,
         failures.join("\n")
     );
+}
+
+/// A server answering request `i` with `responses[i]` (the last one repeats), and how
+/// many requests came.
+async fn serve_each(responses: Vec<Value>) -> (u16, Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let count = Arc::new(AtomicUsize::new(0));
+    let seen = count.clone();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let responses = responses.clone();
+            let seen = seen.clone();
+            tokio::spawn(async move {
+                if read_request(&mut socket).await.is_none() {
+                    return;
+                }
+                let i = seen.fetch_add(1, Ordering::SeqCst);
+                let response = &responses[i.min(responses.len() - 1)];
+                write_response(&mut socket, response).await;
+            });
+        }
+    });
+    (port, count)
+}
+
+fn test_model(port: u16) -> Model {
+    let mut model = default_model();
+    model["baseUrl"] = json!(format!("http://127.0.0.1:{port}"));
+    serde_json::from_value(model).unwrap()
+}
+
+fn hello() -> Context {
+    Context {
+        messages: vec![Message::user_text("hi")],
+        ..Context::default()
+    }
+}
+
+fn sse_ok() -> Value {
+    let chunks = [
+        r#"event: message_start
+data: {"type":"message_start","message":{"id":"m1","model":"claude-x","usage":{"input_tokens":3,"output_tokens":1}}}
+
+"#,
+        r#"event: content_block_start
+data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}
+
+"#,
+        r#"event: content_block_delta
+data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"ok"}}
+
+"#,
+        r#"event: content_block_stop
+data: {"type":"content_block_stop","index":0}
+
+event: message_delta
+data: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":2}}
+
+event: message_stop
+data: {"type":"message_stop"}
+
+"#,
+    ];
+    json!({"status": 200, "chunks": chunks})
+}
+
+async fn last_event(
+    model: &Model,
+    options: StreamOptions,
+) -> (Vec<&'static str>, Arc<pi_tool::agent::AssistantMessage>) {
+    let events: Vec<AssistantMessageEvent> = AnthropicMessages::new()
+        .stream(model, &hello(), options)
+        .collect()
+        .await;
+    let kinds = events.iter().map(|e| e.type_name()).collect();
+    match events.last() {
+        Some(AssistantMessageEvent::Done { message, .. }) => (kinds, message.clone()),
+        Some(AssistantMessageEvent::Error { error, .. }) => (kinds, error.clone()),
+        other => panic!("no final event: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn the_key_never_shows_in_errors_events_or_debug() {
+    let key = "sk-ant-api03-very-secret-key-0001";
+    // A server that echoes the key it refused, in the HTTP error and in an SSE error.
+    let refused = json!({"status": 401, "headers": {"content-type": "application/json"},
+        "chunks": [format!(r#"{{"type":"error","error":{{"message":"bad key {key}"}}}}"#)]});
+    let echoed = json!({"status": 200, "chunks": [format!("event: error\ndata: key {key}\n\n")]});
+    for response in [refused, echoed] {
+        let (port, _) = serve_each(vec![response]).await;
+        let model = test_model(port);
+        let options = StreamOptions {
+            api_key: Some(key.into()),
+            ..StreamOptions::default()
+        };
+        let provider = AnthropicMessages::new();
+        assert!(!format!("{provider:?} {options:?}").contains(key));
+        let events: Vec<AssistantMessageEvent> =
+            provider.stream(&model, &hello(), options).collect().await;
+        let text = format!("{events:?} {}", serde_json::to_string(&events).unwrap());
+        assert!(!text.contains(key), "{text}");
+        assert!(text.contains("<redacted>"), "{text}");
+    }
+}
+
+#[tokio::test]
+async fn a_missing_key_is_one_error_event_naming_what_to_set() {
+    let mut model = test_model(9);
+    model.provider = "no-such-provider".into();
+    let (kinds, message) = last_event(&model, StreamOptions::default()).await;
+    assert_eq!(kinds, ["error"]);
+    assert_eq!(
+        message.error_message.as_deref(),
+        Some("No API key for provider: no-such-provider")
+    );
+    if std::env::var_os("ANTHROPIC_API_KEY").is_none()
+        && std::env::var_os("ANTHROPIC_OAUTH_TOKEN").is_none()
+    {
+        model.provider = "anthropic".into();
+        let (_, message) = last_event(&model, StreamOptions::default()).await;
+        let text = message.error_message.clone().unwrap();
+        assert!(text.contains("ANTHROPIC_API_KEY"), "{text}");
+    }
+    // A caller header that authenticates is enough (pi-ai's assertRequestAuth).
+    let (port, count) = serve_each(vec![sse_ok()]).await;
+    let mut model = test_model(port);
+    model.provider = "no-such-provider".into();
+    let mut options = StreamOptions::default();
+    options
+        .headers
+        .insert("Authorization".into(), Some("Bearer proxy".into()));
+    let (_, message) = last_event(&model, options).await;
+    assert_eq!(message.stop_reason, pi_tool::agent::StopReason::Stop);
+    assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn aborts_read_as_pi_ai_reports_them() {
+    // Aborted before the request: the retry wrapper's text.
+    let controller = AbortController::new();
+    controller.abort();
+    let (port, _) = serve_each(vec![sse_ok()]).await;
+    let options = StreamOptions {
+        api_key: Some("k".into()),
+        signal: controller.signal(),
+        ..StreamOptions::default()
+    };
+    let (kinds, message) = last_event(&test_model(port), options).await;
+    assert_eq!(kinds, ["error"]);
+    assert_eq!(message.stop_reason, pi_tool::agent::StopReason::Aborted);
+    assert_eq!(message.error_message.as_deref(), Some("Request aborted"));
+
+    // Aborted while a body read waits: undici's text, and what arrived is kept.
+    let mut slow = sse_ok();
+    slow["delayMs"] = json!(400);
+    let (port, _) = serve_each(vec![slow]).await;
+    let controller = AbortController::new();
+    let options = StreamOptions {
+        api_key: Some("k".into()),
+        signal: controller.signal(),
+        ..StreamOptions::default()
+    };
+    let model = test_model(port);
+    let mut stream = AnthropicMessages::new().stream(&model, &hello(), options);
+    let mut kinds = Vec::new();
+    let mut last = None;
+    while let Some(event) = stream.next().await {
+        kinds.push(event.type_name());
+        if event.type_name() == "text_start" {
+            controller.abort();
+        }
+        last = Some(event);
+    }
+    assert_eq!(kinds, ["start", "text_start", "error"]);
+    let Some(AssistantMessageEvent::Error { reason, error }) = last else {
+        panic!("{last:?}");
+    };
+    assert_eq!(reason, pi_tool::agent::StopReason::Aborted);
+    assert_eq!(
+        error.error_message.as_deref(),
+        Some("This operation was aborted")
+    );
+    assert_eq!(error.content.len(), 1);
+}
+
+#[tokio::test]
+async fn retries_only_when_asked_and_only_what_pi_ai_retries() {
+    let busy = json!({"status": 429, "headers": {"retry-after-ms": "10"},
+        "chunks": [r#"{"message":"slow","type":"rate_limit_error"}"#]});
+    let bad = json!({"status": 400, "chunks": ["{}"]});
+
+    // Default: no retry.
+    let (port, count) = serve_each(vec![busy.clone(), sse_ok()]).await;
+    let options = StreamOptions {
+        api_key: Some("k".into()),
+        ..StreamOptions::default()
+    };
+    let (_, message) = last_event(&test_model(port), options.clone()).await;
+    assert_eq!(message.error_message.as_deref(), Some("429 slow"));
+    assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 1);
+
+    // max_retries: a 429 is retried, then the stream succeeds.
+    let (port, count) = serve_each(vec![busy.clone(), sse_ok()]).await;
+    let retrying = StreamOptions {
+        max_retries: Some(2),
+        ..options.clone()
+    };
+    let (kinds, message) = last_event(&test_model(port), retrying.clone()).await;
+    assert_eq!(kinds.last(), Some(&"done"));
+    assert_eq!(message.text(), "ok");
+    assert_eq!(message.model, "claude-x");
+    assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 2);
+
+    // A 400 is final, and retries stop after max_retries.
+    let (port, count) = serve_each(vec![bad]).await;
+    let (_, message) = last_event(&test_model(port), retrying.clone()).await;
+    assert_eq!(message.error_message.as_deref(), Some("400 {}"));
+    assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 1);
+    let (port, count) = serve_each(vec![busy]).await;
+    let (_, message) = last_event(&test_model(port), retrying).await;
+    assert_eq!(message.error_message.as_deref(), Some("429 slow"));
+    assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 3);
+
+    // No server: the SDK's connection error.
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let (_, message) = last_event(&test_model(port), options).await;
+    assert_eq!(message.error_message.as_deref(), Some("Connection error."));
 }

@@ -22,7 +22,9 @@ use self::sse::SseDecoder;
 use super::http::{Http, HttpError, HttpResponse};
 use super::stream::{Output, event_stream, failed};
 use crate::abort::AbortSignal;
-use crate::agent::{AssistantMessageStream, Context, Model, StopReason, StreamFn, StreamOptions};
+use crate::agent::{
+    ApiKey, AssistantMessageStream, Context, Model, StopReason, StreamFn, StreamOptions,
+};
 
 /// The most of an error body that is read (pi-ai reads it all; a cap keeps a hostile
 /// server from filling memory).
@@ -92,9 +94,19 @@ impl StreamFn for AnthropicMessages {
             out.message.stop_reason = StopReason::Pending;
             out.message.provider_thinking_level = prepared.provider_thinking_level.clone();
             if let Err(message) = run(&http, &model, &prepared, &options, &mut out).await {
+                let message = redact(message, prepared.secret.as_ref());
                 out.fail(options.signal.is_aborted(), message);
             }
         })
+    }
+}
+
+/// The error text with every occurrence of the key replaced: pi-ai passes a server's
+/// error body on verbatim, and a server may echo the key it refused.
+fn redact(message: String, secret: Option<&ApiKey>) -> String {
+    match secret.map(ApiKey::expose) {
+        Some(key) if !key.is_empty() && message.contains(key) => message.replace(key, "<redacted>"),
+        _ => message,
     }
 }
 

@@ -261,6 +261,8 @@ fn off_level_unsupported(model: &Model) -> bool {
         .is_some_and(Value::is_null)
 }
 
+type Tools = Vec<Arc<dyn AgentTool>>;
+
 /// `splitDeferredTools`: tools first loaded by a tool result's `addedToolNames` (and never
 /// called before) are sent with `defer_loading`; the rest up front. Names dedupe by their
 /// normalised form, the last definition winning at the first position.
@@ -269,7 +271,7 @@ fn split_deferred_tools(
     messages: &[Message],
     enabled: bool,
     normalize: &dyn Fn(&str) -> String,
-) -> (Vec<Arc<dyn AgentTool>>, Vec<Arc<dyn AgentTool>>) {
+) -> (Tools, Tools) {
     let mut unique: Vec<(String, Arc<dyn AgentTool>)> = Vec::new();
     for tool in tools {
         let name = normalize(tool.name());

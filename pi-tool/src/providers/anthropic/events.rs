@@ -296,12 +296,10 @@ impl<'a> Events<'a> {
             other => js_string(other),
         };
         match kind {
-            Some("fallback") => {
-                if !out.message.content.is_empty() {
-                    return Err(
-                        "Anthropic performed an unsupported mid-output model fallback".to_owned(),
-                    );
-                }
+            Some("fallback") if !out.message.content.is_empty() => {
+                return Err(
+                    "Anthropic performed an unsupported mid-output model fallback".to_owned(),
+                );
             }
             Some("text") => {
                 self.push_block(AssistantContent::text(text_of("text")), index, out);

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::body::{BodyInputs, build_params};
 use super::compat::AnthropicCompat;
 use super::headers::{Auth, HeaderInputs, HeaderSource, request_headers};
-use crate::agent::{CacheRetention, Context, Message, Model, StreamOptions, ThinkingLevel};
+use crate::agent::{ApiKey, CacheRetention, Context, Message, Model, StreamOptions, ThinkingLevel};
 use crate::content::Content;
 use crate::providers::env::resolve_api_key;
 use crate::providers::http::user_agent;
@@ -33,6 +33,8 @@ pub(super) struct Prepared {
     pub(super) compat: AnthropicCompat,
     /// `providerThinkingLevel` of the output (managed-effort models).
     pub(super) provider_thinking_level: Option<String>,
+    /// The key, to scrub from error texts (a server may echo it back).
+    pub(super) secret: Option<ApiKey>,
 }
 
 /// What `streamSimple` hands to `stream` (pi-ai's `AnthropicOptions` subset we use).
@@ -327,5 +329,9 @@ pub(super) fn prepare(
         tool_names: context.tools.iter().map(|t| t.name().to_owned()).collect(),
         compat,
         provider_thinking_level,
+        secret: match auth {
+            Auth::ApiKey(key) | Auth::Bearer(key) => Some(key),
+            Auth::None => None,
+        },
     })
 }
