@@ -5,8 +5,6 @@
 //! progress callback. A panic anywhere in the tool's code is caught and becomes an error,
 //! so one bad tool cannot take down a server that other calls are using.
 
-use std::any::Any;
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -48,16 +46,11 @@ pub async fn run_call(
     signal: AbortSignal,
     on_update: OnUpdate<Option<JsonDetails>>,
 ) -> Result<JsonToolResult, ToolError> {
-    let name = tool.name().to_owned();
-    let checked = std::panic::catch_unwind(AssertUnwindSafe(|| tool.check_arguments(&arguments)))
-        .map_err(|payload| panicked(&name, payload))?;
-    let params = checked?;
-
-    // Panics and the tool's timeout are contained as in the agent loop (same texts).
-    pi_tool::execute_contained(
+    // The agent loop's call path: the same containment, the same texts.
+    pi_tool::call_contained(
         &**tool,
         tool_call_id,
-        &params,
+        &arguments,
         signal,
         on_update,
         tool.spec().timeout,
@@ -85,18 +78,6 @@ pub(crate) async fn run_call_timed(
         elapsed: started.elapsed(),
     };
     (result, end)
-}
-
-fn panicked(tool: &str, payload: Box<dyn Any + Send>) -> ToolError {
-    let message = payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic payload".to_owned());
-    ToolError::with_kind(
-        ToolErrorKind::Panicked,
-        format!("Tool {tool} panicked: {message}"),
-    )
 }
 
 #[cfg(test)]

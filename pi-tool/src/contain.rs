@@ -1,10 +1,14 @@
-//! Running a tool's `execute` so that nothing it does escapes: a panic or an overrun
-//! becomes a [`ToolError`] whose text the model can read.
+//! The one call path: prepare → validate → execute, with nothing escaping. A panic or an
+//! overrun becomes a [`ToolError`] whose text the model can read.
 //!
-//! The agent loop and the MCP server run calls through the same function, so a panic or a
-//! timeout reads the same wherever a tool runs.
+//! [`call_contained`] is the whole path; the agent loop runs its two halves,
+//! [`check_contained`] and [`execute_contained`], with its `before_tool_call` hook between
+//! them. The loop, the session (through the loop) and the MCP server all call these, so a
+//! failure reads the same wherever a tool runs, and panic payloads become text in one place
+//! ([`panic_text`]).
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
 use std::time::Duration;
 
@@ -89,16 +93,56 @@ pub async fn execute_contained(
         }
     };
     outcome.unwrap_or_else(|payload| {
-        let error = ToolError::with_kind(
-            ToolErrorKind::Panicked,
-            format!(
-                "Tool {name} panicked: {}",
-                panic_message(&*payload).unwrap_or("unknown panic payload")
-            ),
-        );
+        let error = panicked(name, &*payload);
         tracing::error!(tool = name, tool_call_id, "{error}");
         Err(error)
     })
+}
+
+/// Prepares and validates raw model arguments ([`AgentTool::check_arguments`]) with a
+/// panic in the tool's `prepare_arguments` contained: it reads as a panic in `execute`
+/// does, `Tool <name> panicked: <message>` ([`ToolErrorKind::Panicked`]).
+pub fn check_contained<'a>(
+    tool: &dyn AgentTool,
+    arguments: &'a Value,
+) -> Result<Cow<'a, Value>, ToolError> {
+    std::panic::catch_unwind(AssertUnwindSafe(|| tool.check_arguments(arguments))).unwrap_or_else(
+        |payload| {
+            let error = panicked(tool.name(), &*payload);
+            tracing::error!(tool = tool.name(), "{error}");
+            Err(error)
+        },
+    )
+}
+
+/// The whole call path for hosts without hooks (the MCP server): [`check_contained`],
+/// then [`execute_contained`] on the checked arguments.
+pub async fn call_contained(
+    tool: &dyn AgentTool,
+    tool_call_id: &str,
+    arguments: &Value,
+    signal: AbortSignal,
+    on_update: OnUpdate<Option<JsonDetails>>,
+    timeout: Option<Duration>,
+) -> Result<JsonToolResult, ToolError> {
+    let params = check_contained(tool, arguments)?;
+    execute_contained(tool, tool_call_id, &params, signal, on_update, timeout).await
+}
+
+fn panicked(name: &str, payload: &(dyn Any + Send)) -> ToolError {
+    ToolError::with_kind(
+        ToolErrorKind::Panicked,
+        format!(
+            "Tool {name} panicked: {}",
+            panic_text(payload, "unknown panic payload")
+        ),
+    )
+}
+
+/// The text of a panic payload: its message for `panic!("...")` (with or without
+/// arguments), else `fallback`.
+pub(crate) fn panic_text(payload: &(dyn Any + Send), fallback: &str) -> String {
+    panic_message(payload).unwrap_or(fallback).to_owned()
 }
 
 /// The message of a panic payload (`panic!("...")` with or without arguments); `None` for

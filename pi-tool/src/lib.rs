@@ -129,6 +129,8 @@
 //! result budgets and secrets. Where pi-tool deliberately differs from Pi,
 //! `docs/differences-from-pi.md` says so, each difference with its test.
 #![warn(missing_docs)]
+// docs.rs (`--cfg docsrs`, see Cargo.toml) badges each feature-gated item with its feature.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod abort;
 pub mod agent;
@@ -146,6 +148,14 @@ pub mod profiles;
     feature = "openai-completions",
     feature = "openai-responses"
 ))]
+#[cfg_attr(
+    docsrs,
+    doc(cfg(any(
+        feature = "anthropic-messages",
+        feature = "openai-completions",
+        feature = "openai-responses"
+    )))
+)]
 pub mod providers;
 mod result;
 pub mod safety;
@@ -155,7 +165,7 @@ mod tool;
 mod update;
 
 pub use abort::{AbortController, AbortSignal};
-pub use contain::execute_contained;
+pub use contain::{call_contained, check_contained, execute_contained};
 pub use content::Content;
 pub use context::{
     ContextError, ExtensionContext, ExtensionContextBuilder, ExtensionUi, Mode, NoUi, NotifyLevel,

@@ -176,3 +176,58 @@ async fn without_a_budget_the_result_is_whole_as_in_pi() {
     assert_eq!(results[0].0.lines().count(), 500);
     assert_eq!(results[0].2, None);
 }
+
+/// A tool whose `prepare_arguments` panics.
+struct PanickyPrepare(ToolSpec);
+
+#[async_trait]
+impl AgentTool for PanickyPrepare {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+    fn prepare_arguments<'a>(
+        &self,
+        _arguments: &'a Value,
+    ) -> Result<std::borrow::Cow<'a, Value>, ToolError> {
+        panic!("bad shim")
+    }
+    async fn execute(
+        &self,
+        _id: &str,
+        _params: &Value,
+        _signal: AbortSignal,
+        _on_update: OnUpdate<Option<JsonDetails>>,
+    ) -> Result<JsonToolResult, ToolError> {
+        Ok(JsonToolResult::text("never", None))
+    }
+}
+
+/// One call path: a panic in `prepare_arguments` reads the same in the agent loop and
+/// through `call_contained` (what the MCP server runs).
+#[tokio::test]
+async fn a_panicking_prepare_reads_the_same_on_every_host() {
+    let schema = Arc::new(ToolSchema::from_json(
+        json!({"type": "object", "properties": {}}),
+    ));
+    let tool: Arc<dyn AgentTool> = Arc::new(PanickyPrepare(ToolSpec::new("shim", "d", schema)));
+    let agent = Agent::new(
+        AgentOptions::new(Arc::new(FauxModel::new(vec![calls("shim", 1)])))
+            .tools(vec![tool.clone()]),
+    );
+    agent.prompt("go").await.unwrap();
+    let in_loop = results(&agent.messages());
+    assert_eq!(in_loop[0].0, "Tool shim panicked: bad shim");
+    assert!(in_loop[0].1);
+    let direct = pi_tool::call_contained(
+        &*tool,
+        "c",
+        &json!({}),
+        AbortSignal::never(),
+        OnUpdate::none(),
+        None,
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(direct.message(), in_loop[0].0);
+    assert_eq!(direct.kind(), pi_tool::ToolErrorKind::Panicked);
+}

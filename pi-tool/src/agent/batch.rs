@@ -34,7 +34,7 @@ use super::message::{AssistantMessage, ToolCall, ToolResultMessage};
 use super::model::Context;
 use super::run::{AgentEventSink, LoopConfig};
 use crate::abort::AbortSignal;
-use crate::contain::{execute_contained, panic_message};
+use crate::contain::{check_contained, execute_contained};
 use crate::content::Content;
 use crate::details::JsonDetails;
 use crate::error::{ABORTED_MESSAGE, ToolError};
@@ -84,9 +84,7 @@ fn error_result(message: impl Into<String>) -> JsonToolResult {
 }
 
 fn panic_text(panic: &(dyn Any + Send)) -> String {
-    panic_message(panic)
-        .unwrap_or("unknown panic payload")
-        .to_owned()
+    crate::contain::panic_text(panic, "unknown panic payload")
 }
 
 /// Pi's `failToolCallsFromTruncatedMessage`: a `length` stop fails every call.
@@ -226,9 +224,9 @@ impl<'a> Batch<'a> {
         match attempt {
             Ok(Ok(preparation)) => preparation,
             Ok(Err(error)) => Preparation::Immediate(error_result(error.message())),
+            // check_contained caught the tool's own panics: this one is the hook's.
             Err(panic) => Preparation::Immediate(error_result(format!(
-                "Tool {} could not be prepared: {}",
-                call.name,
+                "before_tool_call panicked: {}",
                 panic_text(&*panic)
             ))),
         }
@@ -242,7 +240,7 @@ impl<'a> Batch<'a> {
         // Pi gives the tool its own copy (`structuredClone` before validation); a borrow
         // cannot change the model's arguments, so the copy is made only when a step below
         // changes them (`prepare_arguments`, coercion, a `before_tool_call` hook).
-        let mut args = tool.check_arguments(&call.arguments)?;
+        let mut args = check_contained(&*tool, &call.arguments)?;
         if let Some(hook) = &self.config.policy.before_tool_call {
             let decision = hook
                 .before_tool_call(

@@ -684,9 +684,7 @@ impl Agent {
 }
 
 fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
-    crate::contain::panic_message(panic)
-        .unwrap_or("the agent run panicked")
-        .to_owned()
+    crate::contain::panic_text(panic, "the agent run panicked")
 }
 
 /// Ends the run when the prompt future completes or is dropped (a cancelled prompt

@@ -182,9 +182,7 @@ where
 }
 
 pub(crate) fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
-    crate::contain::panic_message(panic)
-        .unwrap_or("the handler panicked")
-        .to_owned()
+    crate::contain::panic_text(panic, "the handler panicked")
 }
 
 /// Runs the `tool_call` chain: the first block wins; an error (or panic) blocks.
