@@ -121,10 +121,23 @@ impl StreamFn for OpenAiResponses {
             };
             match result {
                 Ok(()) => out.done(),
-                Err(message) => out.fail(options.signal.is_aborted(), message),
+                Err(message) => {
+                    let message = redact_key(message, &api_key);
+                    out.fail(options.signal.is_aborted(), message)
+                }
             }
         })
     }
+}
+
+/// An error text with the key cut out: a server that echoes the key in its error body
+/// (pi-ai would show it) must not put it in the message.
+fn redact_key(message: String, key: &ApiKey) -> String {
+    let key = key.expose();
+    if key.is_empty() || key == "unused" || !message.contains(key) {
+        return message;
+    }
+    message.replace(key, "<redacted>")
 }
 
 /// `getClientApiKey`: the key, or `unused` when the caller sends its own

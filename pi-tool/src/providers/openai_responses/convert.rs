@@ -15,8 +15,8 @@ use crate::agent::{AssistantContent, AssistantMessage, Message, Model};
 use crate::content::Content;
 use crate::providers::hash::short_hash;
 use crate::providers::js::utf16_len;
-use crate::providers::js_json;
 use crate::providers::transform::transform_messages;
+use crate::providers::{js, js_json};
 
 /// A tool as the request shows it: pi-ai's `Tool` (`{name, description, parameters}`).
 #[derive(Debug, Clone, Copy)]
@@ -333,10 +333,7 @@ fn assistant_items(
                 }
                 item.insert("call_id".into(), json!(call_id));
                 item.insert("name".into(), json!(&*call.name));
-                item.insert(
-                    "arguments".into(),
-                    json!(js_json::stringify(&call.arguments)),
-                );
+                item.insert("arguments".into(), json!(js::stringify(&call.arguments)));
                 let replay_namespace =
                     same_model || options.deferred_tools.contains_key(&*call.name);
                 if let Some(namespace) = call.namespace.as_ref().filter(|_| replay_namespace) {

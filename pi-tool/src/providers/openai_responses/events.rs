@@ -16,9 +16,9 @@ use serde_json::{Map, Value};
 use super::value::{MapKey, display, join_element, member, optional, string, truthy};
 use crate::agent::{AssistantContent, Model, StopReason, ToolCall};
 use crate::providers::cost::calculate_cost;
-use crate::providers::js_json;
 use crate::providers::partial_json::{StreamingArguments, parse_streaming_json};
 use crate::providers::stream::Output;
+use crate::providers::{js, js_json};
 
 /// The state of one stream: open slots, reasoning blocks by item id, whether a terminal
 /// response event arrived.
@@ -87,11 +87,11 @@ impl CustomInput {
         let mut delta = String::new();
         if !self.started {
             delta.push('{');
-            delta.push_str(&js_json::stringify(&Value::String(self.property.clone())));
+            delta.push_str(&js::stringify(&Value::String(self.property.clone())));
             delta.push_str(":\"");
             self.started = true;
         }
-        let quoted = js_json::stringify(&Value::String(added.to_owned()));
+        let quoted = js::stringify(&Value::String(added.to_owned()));
         delta.push_str(&quoted[1..quoted.len() - 1]);
         self.input = next.to_owned();
         if close {
@@ -369,7 +369,7 @@ impl ResponsesEvents {
             (Some("reasoning"), SlotKind::Thinking) => {
                 let summary = joined(optional(item, "summary"), "text", "\n\n")?;
                 let content = joined(optional(item, "content"), "text", "\n\n")?;
-                let signature = item.map(js_json::stringify);
+                let signature = item.map(js::stringify);
                 let Some(AssistantContent::Thinking {
                     thinking,
                     thinking_signature,
@@ -527,7 +527,7 @@ impl ResponsesEvents {
                 continue;
             }
             stored.insert("encrypted_content".into(), encrypted.clone());
-            *signature = js_json::stringify(&Value::Object(stored));
+            *signature = js::stringify(&Value::Object(stored));
         }
         Ok(())
     }
@@ -633,7 +633,7 @@ fn text_signature(id: Option<&Value>, phase: Option<&Value>) -> String {
     if let Some(phase) = phase.filter(|p| truthy(Some(p))) {
         payload.insert("phase".into(), phase.clone());
     }
-    js_json::stringify(&Value::Object(payload))
+    js::stringify(&Value::Object(payload))
 }
 
 /// A token count as `x || 0` reads it.

@@ -16,7 +16,7 @@ use crate::agent::{
 };
 use crate::content::Content;
 use crate::providers::http::user_agent;
-use crate::providers::js_json;
+use crate::providers::js;
 use crate::providers::options::{base_max_tokens, merged_sampling_params};
 
 /// OpenAI Responses rejects `max_output_tokens` below 16.
@@ -68,7 +68,7 @@ pub(super) fn build_request(
     Ok(Request {
         url,
         headers,
-        body: js_json::stringify(&Value::Object(body)).into_bytes(),
+        body: js::stringify(&Value::Object(body)).into_bytes(),
     })
 }
 
