@@ -221,6 +221,15 @@ impl<'de> Deserialize<'de> for OrderedProviders {
 const CUSTOM_CONTEXT_WINDOW: u64 = 128_000;
 const CUSTOM_MAX_TOKENS: u64 = 16_384;
 
+// Shown on `Model`'s page, away from this module: docs.rs badges them with the features.
+#[cfg_attr(
+    docsrs,
+    doc(cfg(any(
+        feature = "anthropic-messages",
+        feature = "openai-completions",
+        feature = "openai-responses"
+    )))
+)]
 impl Model {
     /// A model Pi's registry does not know, with Pi's defaults for a custom model
     /// (pi-coding-agent's `models.json`): name = id, no reasoning, text input, zero
@@ -501,8 +510,9 @@ mod tests {
         );
     }
 
-    /// With Node and pi-ai 0.85.0 installed (CI installs it for the Pi bridge), the
-    /// generator's output today must be the checked-in file byte for byte.
+    /// With Node and pi-ai 0.85.0 installed, the generator's output today must be the
+    /// checked-in file byte for byte. `.ci/run` makes the same comparison after the tests
+    /// (when the Pi bridge's tests have installed pi-ai), so CI never skips it.
     #[test]
     fn the_generator_reproduces_the_checked_in_data() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
@@ -510,8 +520,11 @@ mod tests {
             std::env::var_os("PI_AI_PACKAGE_DIR").map(std::path::PathBuf::from),
             Some(root.join("bridges/pi/node_modules/@earendil-works/pi-ai")),
             Some(root.join("bench/node_modules/@earendil-works/pi-ai")),
-            Some("/tmp/pc/node_modules/@earendil-works/pi-ai".into()),
         ];
+        // The bridge's tests reinstall its packages (`npm ci` deletes node_modules first)
+        // under an exclusive flock on its package-lock.json; a shared one keeps them in
+        // place while Node reads them.
+        let _lock = shared_lock(&root.join("bridges/pi/package-lock.json"));
         let is_085 = |dir: &std::path::Path| {
             std::fs::read_to_string(dir.join("package.json"))
                 .ok()
@@ -520,7 +533,8 @@ mod tests {
         };
         let Some(dir) = candidates.into_iter().flatten().find(|d| is_085(d)) else {
             eprintln!(
-                "skipped: no @earendil-works/pi-ai 0.85.0 found (the checksum test still ran)"
+                "skipped: no @earendil-works/pi-ai 0.85.0 found (set PI_AI_PACKAGE_DIR); \
+                 the checksum test still ran"
             );
             return;
         };
@@ -547,5 +561,20 @@ mod tests {
             "models/builtin.json differs from `node scripts/gen-models.mjs {}`: regenerate it",
             dir.display()
         );
+    }
+
+    /// A shared `flock` on `path`, held while the returned file lives (Unix; elsewhere
+    /// nothing). None when the file cannot be opened (no bridge packages to protect).
+    fn shared_lock(path: &std::path::Path) -> Option<std::fs::File> {
+        let file = std::fs::File::open(path).ok()?;
+        #[cfg(unix)]
+        {
+            use std::os::fd::AsRawFd;
+            // SAFETY: `flock` on a descriptor that `file` owns and keeps open.
+            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH) } != 0 {
+                return None;
+            }
+        }
+        Some(file)
     }
 }
