@@ -58,16 +58,25 @@ pub async fn run_call(
     .await
 }
 
-/// Runs [`run_call`] and measures it.
+/// Runs the call path with `timeout` and measures it.
 pub(crate) async fn run_call_timed(
     tool: &Arc<dyn AgentTool>,
     tool_call_id: &str,
     arguments: Value,
     signal: AbortSignal,
     on_update: OnUpdate<Option<JsonDetails>>,
+    timeout: Option<Duration>,
 ) -> (Result<JsonToolResult, ToolError>, CallEnd) {
     let started = Instant::now();
-    let result = run_call(tool, tool_call_id, arguments, signal, on_update).await;
+    let result = pi_tool::call_contained(
+        &**tool,
+        tool_call_id,
+        &arguments,
+        signal,
+        on_update,
+        timeout,
+    )
+    .await;
     let end = CallEnd {
         tool: tool.name().to_owned(),
         call_id: tool_call_id.to_owned(),

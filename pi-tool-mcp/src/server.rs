@@ -7,6 +7,7 @@
 use std::fmt;
 use std::sync::Arc;
 
+use pi_tool::agent::RunPolicy;
 use pi_tool::{AbortSignal, AgentTool, ExtensionContext, ToolError, ToolPack, Value};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
@@ -14,6 +15,7 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler, ServiceExt};
+use tokio::sync::Semaphore;
 
 #[cfg(doc)]
 use crate::call::run_call;
@@ -35,6 +37,15 @@ pub struct PackServer {
     server_info: Implementation,
     instructions: Option<String>,
     on_call_end: Option<CallEndHook>,
+    policy: Arc<McpPolicy>,
+}
+
+/// The parts of the run policy an MCP server applies (its hooks need an agent's
+/// assistant message and context, which a server does not have).
+struct McpPolicy {
+    policy: RunPolicy,
+    /// Holds one permit per running call when `max_concurrency` is set.
+    permits: Option<Semaphore>,
 }
 
 impl fmt::Debug for PackServer {
@@ -72,7 +83,26 @@ impl PackServer {
             server_info: Implementation::new("pi-tool-mcp", env!("CARGO_PKG_VERSION")),
             instructions: None,
             on_call_end: None,
+            policy: Arc::new(McpPolicy {
+                policy: RunPolicy::default(),
+                permits: None,
+            }),
         }
+    }
+
+    /// Applies the run policy every host shares: `max_concurrency` bounds the calls
+    /// running at once across all clients (others wait their turn), `tool_timeout` ends
+    /// calls of tools without their own timeout, the redactor scrubs every error text and
+    /// the result budget bounds what the client's model reads (the full text stays in
+    /// `structuredContent`'s details). Its hooks are not run: they need an agent's
+    /// assistant message and context, which a server does not have.
+    #[must_use]
+    pub fn with_policy(mut self, policy: RunPolicy) -> Self {
+        let permits = policy
+            .max_concurrency
+            .map(|limit| Semaphore::new(limit.get()));
+        self.policy = Arc::new(McpPolicy { policy, permits });
+        self
     }
 
     /// The name and version the server introduces itself with in `initialize`.
@@ -174,8 +204,33 @@ impl PackServer {
         let signal = AbortSignal::from_token(context.ct.clone());
         let progress =
             ProgressForwarder::new(context.peer.clone(), context.meta.get_progress_token());
-        let (result, end) =
-            run_call_timed(tool, &call_id, arguments, signal, progress.on_update()).await;
+        let policy = &self.policy.policy;
+        // A closed semaphore cannot happen (it is never closed); run unbounded if it did.
+        let _permit = match &self.policy.permits {
+            Some(permits) => permits.acquire().await.ok(),
+            None => None,
+        };
+        let timeout = tool.spec().timeout.or(policy.tool_timeout);
+        let (result, end) = run_call_timed(
+            tool,
+            &call_id,
+            arguments,
+            signal,
+            progress.on_update(),
+            timeout,
+        )
+        .await;
+        let result = match (result, &policy.redactor) {
+            (Err(error), Some(redactor)) => Err(ToolError::with_kind(
+                error.kind(),
+                redactor.redact(error.message()).into_owned(),
+            )),
+            (result, _) => result,
+        };
+        let result = match (result, &policy.result_budget) {
+            (Ok(result), Some(budget)) => Ok(budget.apply_json(result)),
+            (result, _) => result,
+        };
         progress.finish().await;
         if let Some(hook) = &self.on_call_end {
             // A failing log hook must not cost the client its result.

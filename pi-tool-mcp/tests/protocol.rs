@@ -5,6 +5,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use pi_tool::agent::RunPolicy;
+use pi_tool::safety::{Redactor, ResultBudget};
 use pi_tool::{
     AbortSignal, AgentTool, JsonDetails, JsonToolResult, OnUpdate, ToolError, ToolOwner, ToolPack,
     ToolSchema, ToolSpec, Value, async_trait, json,
@@ -99,6 +101,41 @@ impl Wire {
 }
 
 async fn start() -> Wire {
+    start_with(RunPolicy::default()).await
+}
+
+/// Sleeps for a minute (a call the timeout must end), or prints 500 lines, or fails
+/// naming a secret: the tools the run-policy tests call.
+struct PolicyTool(ToolSpec);
+
+#[async_trait]
+impl AgentTool for PolicyTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+
+    async fn execute(
+        &self,
+        _id: &str,
+        _params: &Value,
+        signal: AbortSignal,
+        _on_update: OnUpdate<Option<JsonDetails>>,
+    ) -> Result<JsonToolResult, ToolError> {
+        match self.0.name.as_str() {
+            "slow" => {
+                signal.sleep(Duration::from_secs(60)).await?;
+                Ok(JsonToolResult::text("late", None))
+            }
+            "logs" => {
+                let lines: Vec<String> = (1..=500).map(|i| format!("line {i}")).collect();
+                Ok(JsonToolResult::text(lines.join("\n"), None))
+            }
+            _ => Err(ToolError::new("login failed with sk-live-0123456789abcdef")),
+        }
+    }
+}
+
+async fn start_with(policy: RunPolicy) -> Wire {
     let mut pack = ToolPack::new();
     let owner = ToolOwner::new("protocol-test");
     pack.push(
@@ -106,12 +143,23 @@ async fn start() -> Wire {
         Arc::new(Explode(spec("explode"))) as Arc<dyn AgentTool>,
     )
     .unwrap();
-    pack.push(owner, Arc::new(Steps(spec("steps"))) as Arc<dyn AgentTool>)
+    pack.push(
+        owner.clone(),
+        Arc::new(Steps(spec("steps"))) as Arc<dyn AgentTool>,
+    )
+    .unwrap();
+    for name in ["slow", "logs", "leak"] {
+        pack.push(
+            owner.clone(),
+            Arc::new(PolicyTool(spec(name))) as Arc<dyn AgentTool>,
+        )
         .unwrap();
+    }
     let (client, server) = tokio::io::duplex(64 * 1024);
     let (server_read, server_write) = tokio::io::split(server);
     tokio::spawn(async move {
         let running = PackServer::new(pack)
+            .with_policy(policy)
             .serve((server_read, server_write))
             .await
             .unwrap();
@@ -233,5 +281,40 @@ async fn arguments_of_the_wrong_shape_and_missing_arguments_are_handled() {
         .iter()
         .map(|t| t["name"].clone())
         .collect();
-    assert_eq!(names, [json!("explode"), json!("steps")]);
+    assert_eq!(
+        names,
+        ["explode", "steps", "slow", "logs", "leak"].map(|n| json!(n))
+    );
+}
+
+/// The run policy reaches the MCP server as it reaches the agent loop and the session:
+/// the default timeout, redaction of error texts and the result budget.
+#[tokio::test]
+async fn the_run_policy_applies_to_mcp_calls() {
+    let policy = RunPolicy::new()
+        .tool_timeout(Duration::from_millis(50))
+        .redact_secrets(Redactor::new(["sk-live-0123456789abcdef"]).unwrap())
+        .result_budget(ResultBudget::new(64 * 1024, 10));
+    let mut wire = start_with(policy).await;
+    let (_, response) = wire
+        .request(1, "tools/call", json!({"name": "slow", "arguments": {}}))
+        .await;
+    assert_eq!(
+        response["result"]["content"][0]["text"], "Tool slow timed out after 50ms",
+        "{response}"
+    );
+    assert_eq!(response["result"]["isError"], true);
+    let (_, response) = wire
+        .request(2, "tools/call", json!({"name": "leak", "arguments": {}}))
+        .await;
+    let text = response["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(!text.contains("sk-live"), "{text}");
+    assert!(text.starts_with("login failed with "), "{text}");
+    let (_, response) = wire
+        .request(3, "tools/call", json!({"name": "logs", "arguments": {}}))
+        .await;
+    let text = response["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("line 1\n"), "{text}");
+    assert!(text.contains("[Output truncated"), "{text}");
+    assert!(text.lines().count() <= 11, "{text}");
 }
