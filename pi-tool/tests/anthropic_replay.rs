@@ -204,11 +204,8 @@ fn default_model() -> Value {
     })
 }
 
-/// A pi `Message` as pi_tool reads it: string content becomes one text block.
-fn message(mut value: Value) -> Message {
-    if let Some(text) = value.get("content").and_then(Value::as_str) {
-        value["content"] = json!([{"type": "text", "text": text}]);
-    }
+/// A pi `Message` (string content reads as one plain-text block).
+fn message(value: Value) -> Message {
     serde_json::from_value(value).unwrap()
 }
 

@@ -21,7 +21,7 @@ READ={"name":"read","description":"Read a file","parameters":{"type":"object","p
 def asst(content, **kw):
     m={"role":"assistant","content":content,"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","usage":U,"stopReason":"stop","timestamp":1767225600000}
     m.update(kw); return m
-def user(c): return {"role":"user","content":([{"type":"text","text":c}] if isinstance(c,str) else c),"timestamp":1767225600000}
+def user(c): return {"role":"user","content":c,"timestamp":1767225600000}
 def tres(id, name, content, err=False, **kw):
     m={"role":"toolResult","toolCallId":id,"toolName":name,"content":content,"isError":err,"timestamp":1767225600000}; m.update(kw); return m
 def fx(name, context, response, model={}, options={}):
@@ -82,3 +82,6 @@ fx("x-off-null", {"messages":[user("hi")]}, OK, model={"thinkingLevelMap":{"off"
 fx("x-stop-without-delta", {"messages":[user("hi")]}, [start()]+text_block(0,["x"])+[sse("message_stop",{"type":"message_stop"}), "event: ping\ndata: {}\n\n", "event: error\ndata: late error\n\n"])
 fx("x-error-after-stop", {"messages":[user("hi")]}, OK+["event: error\ndata: {\"type\":\"error\"}\n\n"])
 fx("x-cr-only", {"messages":[user("hi")]}, [c.replace("\n","\r") for c in OK])
+
+fx("x-string-content", {"systemPrompt":"S","messages":[user("first"),asst([{"type":"text","text":"a"}]),user("  \n "),user([{"type":"text","text":"blocks"}]),asst([{"type":"text","text":"b"}]),user("last one")]}, OK)
+fx("x-string-content-nocache", {"messages":[user("first"),asst([{"type":"text","text":"a"}]),user("last")]}, OK, options={"cacheRetention":"none"})

@@ -400,6 +400,13 @@ fn convert_messages(
     let mut i = 0;
     while i < messages.len() {
         match &messages[i] {
+            Message::User(user) if user.plain_text => {
+                // pi's string content is sent as a string (blank ones are skipped).
+                let text: String = user.content.iter().filter_map(Content::as_text).collect();
+                if !js_trim(&text).is_empty() {
+                    params.push(json!({"role": "user", "content": text}));
+                }
+            }
             Message::User(user) => {
                 let blocks: Vec<Value> = user
                     .content
@@ -450,17 +457,28 @@ fn convert_messages(
         i += 1;
     }
 
-    // Cache the conversation so far: mark the last block of a final user message.
+    // Cache the conversation so far: mark the last block of a final user message (a
+    // string content becomes one text block to carry the mark).
     if let (Some(cache), Some(last)) = (cache_control, params.last_mut())
         && last.get("role").and_then(Value::as_str) == Some("user")
-        && let Some(Value::Array(blocks)) = last.get_mut("content")
-        && let Some(Value::Object(block)) = blocks.last_mut()
-        && matches!(
-            block.get("type").and_then(Value::as_str),
-            Some("text" | "image" | "tool_result")
-        )
+        && let Some(content) = last.get_mut("content")
     {
-        block.insert("cache_control".into(), cache.clone());
+        match content {
+            Value::String(text) => {
+                *content = json!([{"type": "text", "text": text, "cache_control": cache}]);
+            }
+            Value::Array(blocks) => {
+                if let Some(Value::Object(block)) = blocks.last_mut()
+                    && matches!(
+                        block.get("type").and_then(Value::as_str),
+                        Some("text" | "image" | "tool_result")
+                    )
+                {
+                    block.insert("cache_control".into(), cache.clone());
+                }
+            }
+            _ => {}
+        }
     }
     Converted {
         messages: params,
