@@ -5,12 +5,9 @@
 //! the message does not already contain the body, pi-ai shows `<status>: <body>` so a
 //! proxy's or gateway's explanation is not lost behind `403 status code (no body)`.
 
-// Some helpers serve only one of the two OpenAI providers (or none until they land).
-#![allow(dead_code)]
-
 use serde_json::Value;
 
-use super::js_json::stringify;
+use super::js::stringify;
 use super::openai_sse::ApiError;
 
 /// pi-ai's `MAX_PROVIDER_ERROR_BODY_CHARS`: the body is cut after this many UTF-16 units.
@@ -27,17 +24,6 @@ pub(crate) struct NormalizedError {
     pub(crate) message: String,
     /// Whether `message` already contains `body` (or there is no body).
     pub(crate) message_carries_body: bool,
-}
-
-/// `normalizeProviderError` for an error with no status and no body (an `Error` whose
-/// only field is its message: a `SyntaxError`, `terminated`, an abort).
-pub(crate) fn normalize_message(message: impl Into<String>) -> NormalizedError {
-    NormalizedError {
-        status: None,
-        body: None,
-        message: message.into(),
-        message_carries_body: true,
-    }
 }
 
 /// `normalizeProviderError` for the `openai` SDK's `APIError`: the status is `status`,
@@ -166,10 +152,6 @@ mod tests {
         assert_eq!(
             format_provider_error(&normalize_api_error(&error), None),
             "overloaded"
-        );
-        assert_eq!(
-            format_provider_error(&normalize_message("terminated"), Some("X")),
-            "terminated"
         );
     }
 

@@ -1,14 +1,10 @@
-//! JSON as JavaScript does it, where a provider's text depends on it: `JSON.parse` with
-//! V8's (Node 20) `SyntaxError` messages, and compact `JSON.stringify` (JavaScript's number
-//! formatting and key order).
+//! `JSON.parse` as JavaScript does it, where a provider's text depends on it: V8's
+//! (Node 20) `SyntaxError` messages.
 //!
 //! serde_json does the parsing; only a failure runs V8's grammar again to find the message
 //! V8 gives, so the common path costs nothing extra.
 
-// Some helpers serve only one of the two OpenAI providers (or none until they land).
-#![allow(dead_code)]
-
-use serde_json::{Map, Number, Value};
+use serde_json::Value;
 
 /// `JSON.parse(text)`: the value, or V8's `SyntaxError` message.
 pub(crate) fn parse(text: &str) -> Result<Value, String> {
@@ -18,105 +14,6 @@ pub(crate) fn parse(text: &str) -> Result<Value, String> {
         // lone surrogate escape; the message is then serde's.
         Err(error) => Err(v8_error(text).unwrap_or_else(|| error.to_string())),
     }
-}
-
-/// Compact `JSON.stringify(value)`.
-pub(crate) fn stringify(value: &Value) -> String {
-    let mut out = String::new();
-    write(&mut out, value);
-    out
-}
-
-fn write(out: &mut String, value: &Value) {
-    match value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => out.push_str(&format_number(n)),
-        // serde_json escapes strings exactly as JSON.stringify does (short escapes for
-        // \b \f \n \r \t, lowercase \u00xx for the other controls, nothing else).
-        Value::String(s) => out.push_str(&Value::String(s.clone()).to_string()),
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write(out, item);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            out.push('{');
-            for (i, key) in js_keys(map).into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(key.clone()).to_string());
-                out.push(':');
-                if let Some(v) = map.get(key) {
-                    write(out, v);
-                }
-            }
-            out.push('}');
-        }
-    }
-}
-
-/// `String(n)` for a JSON number: integers print as they are, other numbers as
-/// JavaScript prints a double (`1`, `1e+21`, `1e-7`).
-fn format_number(n: &Number) -> String {
-    if n.is_i64() || n.is_u64() {
-        return n.to_string();
-    }
-    let f = n.as_f64().unwrap_or(0.0);
-    if f == 0.0 {
-        return "0".to_owned();
-    }
-    // `{:e}` gives the shortest round-trip digits, as ECMAScript's Number::toString.
-    let sci = format!("{:e}", f.abs());
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let k = digits.len() as i32;
-    let n = exp.parse::<i32>().unwrap_or(0) + 1;
-    let mut out = String::from(if f < 0.0 { "-" } else { "" });
-    if k <= n && n <= 21 {
-        out.push_str(&digits);
-        out.extend(std::iter::repeat_n('0', (n - k) as usize));
-    } else if 0 < n && n <= 21 {
-        out.push_str(&digits[..n as usize]);
-        out.push('.');
-        out.push_str(&digits[n as usize..]);
-    } else if -6 < n && n <= 0 {
-        out.push_str("0.");
-        out.extend(std::iter::repeat_n('0', (-n) as usize));
-        out.push_str(&digits);
-    } else {
-        out.push_str(&digits[..1]);
-        if k > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
-        }
-        out.push_str(&format!(
-            "e{}{}",
-            if n > 0 { '+' } else { '-' },
-            (n - 1).abs()
-        ));
-    }
-    out
-}
-
-/// An object's keys as JavaScript enumerates them: array-index keys ascending first.
-fn js_keys(map: &Map<String, Value>) -> Vec<&String> {
-    let index = |k: &str| {
-        (k == "0" || !k.starts_with('0'))
-            .then(|| k.parse::<u32>().ok().filter(|n| *n < u32::MAX))
-            .flatten()
-            .filter(|_| k.bytes().all(|b| b.is_ascii_digit()))
-    };
-    let mut keys: Vec<&String> = map.keys().collect();
-    // A stable sort keeps the other keys in insertion order.
-    keys.sort_by_key(|k| index(k).map_or((1, 0), |n| (0, n)));
-    keys
 }
 
 /// V8's message for an invalid text; `None` when V8's grammar accepts it.
@@ -423,7 +320,6 @@ impl Scanner<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     /// Each text with the message Node 20's `JSON.parse` throws for it.
     #[test]
@@ -501,16 +397,5 @@ mod tests {
         for (text, message) in cases {
             assert_eq!(parse(text), Err(message.to_owned()), "{text:?}");
         }
-    }
-
-    #[test]
-    fn stringify_uses_javascript_numbers_and_key_order() {
-        let value: Value = serde_json::from_str(r#"{"b":1.0,"2":"x\n\u0001","1":[1e21,0.5]}"#)
-            .unwrap_or(Value::Null);
-        assert_eq!(
-            stringify(&value),
-            r#"{"1":[1e+21,0.5],"2":"x\n\u0001","b":1}"#
-        );
-        assert_eq!(stringify(&json!("é\u{2028}")), "\"é\u{2028}\"");
     }
 }

@@ -30,6 +30,8 @@ pub(crate) mod js;
 #[cfg(any(feature = "openai-completions", feature = "openai-responses"))]
 mod js_json;
 mod models;
+#[cfg(feature = "openai-completions")]
+mod openai_completions;
 #[cfg(feature = "openai-responses")]
 mod openai_responses;
 #[cfg(any(feature = "openai-completions", feature = "openai-responses"))]
@@ -47,6 +49,8 @@ use crate::agent::{AssistantMessageStream, Context, Model, StreamFn, StreamOptio
 pub use anthropic::AnthropicMessages;
 pub use env::env_api_key;
 pub use models::{ModelRegistry, builtin_models};
+#[cfg(feature = "openai-completions")]
+pub use openai_completions::{OpenAiCompletions, OpenAiCompletionsCompat};
 #[cfg(feature = "openai-responses")]
 pub use openai_responses::{OpenAiResponses, OpenAiResponsesCompat};
 
@@ -87,6 +91,11 @@ impl StreamFn for Providers {
             #[cfg(feature = "anthropic-messages")]
             "anthropic-messages" => {
                 return AnthropicMessages::with_http(self.http.clone())
+                    .stream(model, context, options);
+            }
+            #[cfg(feature = "openai-completions")]
+            "openai-completions" => {
+                return OpenAiCompletions::with_http(self.http.clone())
                     .stream(model, context, options);
             }
             #[cfg(feature = "openai-responses")]

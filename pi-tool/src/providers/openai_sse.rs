@@ -10,12 +10,9 @@
 //! dropped, as `TextDecoder` does), and an event the body ends without a blank line after
 //! is never dispatched.
 
-// Some helpers serve only one of the two OpenAI providers (or none until they land).
-#![allow(dead_code)]
-
 use serde_json::Value;
 
-use super::js_json::stringify as js_stringify;
+use super::js::stringify as js_stringify;
 
 /// One server-sent event: its `event:` name and its `data:` lines joined by `\n`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -245,11 +242,6 @@ impl SseStream {
         SseStream::default()
     }
 
-    /// Whether `[DONE]` has been seen.
-    pub(crate) fn is_done(&self) -> bool {
-        self.done
-    }
-
     /// Applies the SDK's rule to one message.
     pub(crate) fn item(&mut self, message: &SseMessage) -> Result<SseItem, SseError> {
         if self.done {
@@ -425,7 +417,6 @@ mod tests {
             Ok(SseItem::Data(json!({"a": 1})))
         );
         assert_eq!(stream.item(&msg("[DONE]")), Ok(SseItem::Skip));
-        assert!(stream.is_done());
         assert_eq!(stream.item(&msg("not json")), Ok(SseItem::Skip));
     }
 

@@ -1,0 +1,664 @@
+//! The request pi-ai's `openai-completions` `streamSimple` sends: `buildParams` (the
+//! body), `createClient` (the headers, through the `openai` SDK's header order) and the
+//! SDK's URL.
+
+use serde_json::{Map, Value, json};
+
+use super::compat::Compat;
+use super::messages::convert_messages;
+use crate::AgentTool;
+use crate::agent::{
+    ApiKey, CacheRetention, Context, Message, Model, StreamOptions, ThinkingLevel, ToolChoice,
+};
+use crate::providers::http::user_agent;
+use crate::providers::options::{
+    base_max_tokens, clamp_thinking_budget_to_answer_room, merged_sampling_params,
+    thinking_budget_for_level,
+};
+
+/// What `streamSimple` resolved before the request: the body and where it goes.
+pub(super) struct Prepared {
+    pub(super) url: String,
+    pub(super) headers: Vec<(String, String)>,
+    pub(super) body: Vec<u8>,
+    pub(super) compat: Compat,
+}
+
+/// pi's thinking level names (`EXTENDED_THINKING_LEVELS`, without `max`).
+const LEVELS: [&str; 6] = ["off", "minimal", "low", "medium", "high", "xhigh"];
+
+fn level_name(level: ThinkingLevel) -> &'static str {
+    match level {
+        ThinkingLevel::Off => "off",
+        ThinkingLevel::Minimal => "minimal",
+        ThinkingLevel::Low => "low",
+        ThinkingLevel::Medium => "medium",
+        ThinkingLevel::High => "high",
+        ThinkingLevel::Xhigh => "xhigh",
+    }
+}
+
+fn level_from_name(name: &str) -> ThinkingLevel {
+    match name {
+        "minimal" => ThinkingLevel::Minimal,
+        "low" => ThinkingLevel::Low,
+        "medium" => ThinkingLevel::Medium,
+        "high" => ThinkingLevel::High,
+        "xhigh" => ThinkingLevel::Xhigh,
+        _ => ThinkingLevel::Off,
+    }
+}
+
+/// pi-ai's `clampThinkingLevel`: the requested level if the model has it, else the next
+/// higher one it has, else the next lower.
+fn clamp_thinking_level(model: &Model, level: ThinkingLevel) -> &'static str {
+    let mapped = |name: &str| model.thinking_level_map.as_ref().and_then(|m| m.get(name));
+    let available: Vec<&str> = if model.reasoning {
+        LEVELS
+            .into_iter()
+            .filter(|name| match mapped(name) {
+                Some(Value::Null) => false,
+                other => *name != "xhigh" || other.is_some(),
+            })
+            .collect()
+    } else {
+        vec!["off"]
+    };
+    let requested = level_name(level);
+    if available.contains(&requested) {
+        return requested;
+    }
+    let index = LEVELS.iter().position(|l| *l == requested).unwrap_or(0);
+    LEVELS[index..]
+        .iter()
+        .chain(LEVELS[..index].iter().rev())
+        .find(|l| available.contains(l))
+        .copied()
+        .unwrap_or("off")
+}
+
+/// `resolveCacheRetention`: the option, else `PI_CACHE_RETENTION=long`, else short.
+fn cache_retention(options: &StreamOptions) -> CacheRetention {
+    options.cache_retention.unwrap_or_else(|| {
+        if std::env::var("PI_CACHE_RETENTION").is_ok_and(|v| v == "long") {
+            CacheRetention::Long
+        } else {
+            CacheRetention::Short
+        }
+    })
+}
+
+/// Everything `streamSimple` needs, or the error pi-ai throws before any request.
+pub(super) fn prepare(
+    model: &Model,
+    context: &Context,
+    options: &StreamOptions,
+    api_key: &ApiKey,
+) -> Result<Prepared, String> {
+    let compat = super::compat::resolve(model);
+    let retention = cache_retention(options);
+    let effort = options
+        .reasoning
+        .map(|level| clamp_thinking_level(model, level))
+        .filter(|level| *level != "off");
+    let body = build_params(model, context, options, &compat, retention, effort);
+    let session = options
+        .session_id
+        .as_deref()
+        .filter(|_| retention != CacheRetention::None);
+    Ok(Prepared {
+        url: chat_completions_url(&model.base_url),
+        headers: headers(model, options, &compat, session, api_key),
+        body: crate::providers::js::stringify(&Value::Object(body)).into_bytes(),
+        compat,
+    })
+}
+
+/// The SDK's `buildURL`: the base URL (default OpenAI's) plus `/chat/completions`.
+fn chat_completions_url(base_url: &str) -> String {
+    let base = if base_url.is_empty() {
+        "https://api.openai.com/v1"
+    } else {
+        base_url
+    };
+    if base.ends_with('/') {
+        format!("{base}chat/completions")
+    } else {
+        format!("{base}/chat/completions")
+    }
+}
+
+/// The header list the SDK builds: its own defaults, the bearer key, pi's default
+/// headers (user agent, model headers, session affinity, caller headers; a `None` caller
+/// value removes the header), then the body's content type. Names are compared
+/// case-insensitively; a later value replaces an earlier one.
+fn headers(
+    model: &Model,
+    options: &StreamOptions,
+    compat: &Compat,
+    session: Option<&str>,
+    api_key: &ApiKey,
+) -> Vec<(String, String)> {
+    let mut list = HeaderList::default();
+    list.set("accept", Some("application/json".to_owned()));
+    list.set("user-agent", Some("OpenAI/JS 6.40.0".to_owned()));
+    // The SDK reads these from the environment when pi-ai passes no organization.
+    for (name, var) in [
+        ("openai-organization", "OPENAI_ORG_ID"),
+        ("openai-project", "OPENAI_PROJECT_ID"),
+    ] {
+        if let Ok(value) = std::env::var(var) {
+            list.set(name, Some(value));
+        }
+    }
+    list.set(
+        "authorization",
+        Some(format!("Bearer {}", api_key.expose())),
+    );
+    list.set("user-agent", Some(user_agent()));
+    for (name, value) in model.headers.iter().flatten() {
+        list.set(name, Some(value.clone()));
+    }
+    if let Some(session) = session.filter(|_| compat.send_session_affinity_headers) {
+        if compat.session_affinity_format == "openrouter" {
+            list.set("x-session-id", Some(session.to_owned()));
+        } else {
+            if compat.session_affinity_format == "openai" {
+                list.set("session_id", Some(session.to_owned()));
+            }
+            list.set("x-client-request-id", Some(session.to_owned()));
+            list.set("x-session-affinity", Some(session.to_owned()));
+        }
+    }
+    for (name, value) in &options.headers {
+        list.set(name, value.clone());
+    }
+    list.set("content-type", Some("application/json".to_owned()));
+    list.0
+}
+
+/// Headers by lower-cased name, in first-set order.
+#[derive(Default)]
+struct HeaderList(Vec<(String, String)>);
+
+impl HeaderList {
+    fn set(&mut self, name: &str, value: Option<String>) {
+        let name = name.to_ascii_lowercase();
+        self.0.retain(|(n, _)| *n != name);
+        if let Some(value) = value {
+            self.0.push((name, value));
+        }
+    }
+}
+
+/// Whether a caller header `name` is set to a non-blank value (pi-ai's `hasHeader`).
+pub(super) fn has_header(options: &StreamOptions, name: &str) -> bool {
+    options.headers.iter().any(|(key, value)| {
+        key.eq_ignore_ascii_case(name)
+            && value
+                .as_deref()
+                .is_some_and(|v| !crate::schema::js::js_trim(v).is_empty())
+    })
+}
+
+fn has_tool_history(messages: &[Message]) -> bool {
+    messages.iter().any(|message| match message {
+        Message::ToolResult(_) => true,
+        Message::Assistant(assistant) => assistant
+            .content
+            .iter()
+            .any(|block| matches!(block, crate::agent::AssistantContent::ToolCall(_))),
+        Message::User(_) => false,
+    })
+}
+
+/// `buildParams`.
+fn build_params(
+    model: &Model,
+    context: &Context,
+    options: &StreamOptions,
+    compat: &Compat,
+    retention: CacheRetention,
+    effort: Option<&'static str>,
+) -> Map<String, Value> {
+    let mut messages = convert_messages(model, context, compat);
+    let cache_control = cache_control(compat, retention);
+    let mut params = Map::new();
+    params.insert("model".into(), json!(model.id));
+    params.insert("messages".into(), Value::Null);
+    params.insert("stream".into(), json!(true));
+    let long = retention == CacheRetention::Long && compat.supports_long_cache_retention;
+    if ((model.base_url.contains("api.openai.com") && retention != CacheRetention::None) || long)
+        && let Some(session) = &options.session_id
+    {
+        // `clampOpenAIPromptCacheKey`: at most 64 code points.
+        let key: String = session.chars().take(64).collect();
+        params.insert("prompt_cache_key".into(), json!(key));
+    }
+    if long {
+        params.insert("prompt_cache_retention".into(), json!("24h"));
+    }
+    if compat.supports_usage_in_streaming {
+        params.insert("stream_options".into(), json!({"include_usage": true}));
+    }
+    if compat.supports_store {
+        params.insert("store".into(), json!(false));
+    }
+    let max_tokens = base_max_tokens(model, context, options);
+    if max_tokens > 0 {
+        let field = if compat.max_tokens_field == "max_tokens" {
+            "max_tokens"
+        } else {
+            "max_completion_tokens"
+        };
+        params.insert(field.into(), json!(max_tokens));
+    }
+    if let Some(temperature) = options.temperature {
+        params.insert(
+            "temperature".into(),
+            crate::schema::js::number_value(temperature),
+        );
+    }
+    let deferred = if compat.deferred_tools_mode.as_deref() == Some("kimi") {
+        deferred_tool_names(&context.messages)
+    } else {
+        Vec::new()
+    };
+    let active: Vec<&std::sync::Arc<dyn AgentTool>> = context
+        .tools
+        .iter()
+        .filter(|tool| !deferred.iter().any(|name| name == tool.name()))
+        .collect();
+    let mut tools = None;
+    if !active.is_empty() {
+        tools = Some(convert_tools(active.into_iter(), compat));
+        if compat.zai_tool_stream {
+            params.insert("tool_stream".into(), json!(true));
+        }
+    } else if has_tool_history(&context.messages) {
+        tools = Some(Vec::new());
+    }
+    if let Some(control) = &cache_control {
+        apply_anthropic_cache_control(&mut messages, tools.as_mut(), control);
+    }
+    params.insert("messages".into(), Value::Array(messages));
+    if let Some(tools) = tools {
+        params.insert("tools".into(), Value::Array(tools));
+    }
+    if let Some(choice) = &options.tool_choice {
+        params.insert("tool_choice".into(), tool_choice(choice));
+    }
+    if let Some(priority) = &compat.vllm_priority {
+        params.insert("priority".into(), priority.clone());
+    }
+    let budget = thinking_budget(model, effort, max_tokens);
+    apply_thinking(&mut params, model, compat, effort, budget);
+    if let (Some(field), Some(budget)) = (compat.thinking_token_budget_field(), budget) {
+        params.insert(field.to_owned(), json!(budget));
+    }
+    if let Some(routing) = &compat.open_router_routing {
+        params.insert("provider".into(), routing.clone());
+    }
+    if let Some(routing) = &compat.vercel_gateway_routing {
+        let truthy = |key: &str| {
+            routing
+                .get(key)
+                .filter(|v| crate::providers::openai_sse::js_truthy(v))
+                .cloned()
+        };
+        let (only, order) = (truthy("only"), truthy("order"));
+        if only.is_some() || order.is_some() {
+            let mut gateway = Map::new();
+            if let Some(only) = only {
+                gateway.insert("only".into(), only);
+            }
+            if let Some(order) = order {
+                gateway.insert("order".into(), order);
+            }
+            params.insert("providerOptions".into(), json!({"gateway": gateway}));
+        }
+    }
+    // Last, so the caller's keys override the named fields.
+    for (key, value) in merged_sampling_params(model, options).into_iter().flatten() {
+        params.insert(key, value);
+    }
+    params
+}
+
+fn tool_choice(choice: &ToolChoice) -> Value {
+    match choice {
+        ToolChoice::Auto => json!("auto"),
+        ToolChoice::None => json!("none"),
+        ToolChoice::Required => json!("required"),
+        ToolChoice::Tool(name) => json!({"type": "function", "function": {"name": name}}),
+        #[allow(unreachable_patterns)]
+        _ => json!("auto"),
+    }
+}
+
+/// Names announced by tool results (`addedToolNames`), for Kimi's deferred tools.
+fn deferred_tool_names(messages: &[Message]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for message in messages {
+        if let Message::ToolResult(result) = message {
+            for name in result.added_tool_names.iter().flatten() {
+                if !names.contains(name) {
+                    names.push(name.clone());
+                }
+            }
+        }
+    }
+    names
+}
+
+/// `convertTools`: function tools with the schema as given; `strict: false` unless the
+/// server rejects the field (tools here carry no constrained-sampling config).
+pub(super) fn convert_tools<'a>(
+    tools: impl Iterator<Item = &'a std::sync::Arc<dyn AgentTool>>,
+    compat: &Compat,
+) -> Vec<Value> {
+    tools
+        .map(|tool| {
+            let spec = tool.spec();
+            let mut function = Map::new();
+            function.insert("name".into(), json!(tool.name()));
+            function.insert("description".into(), json!(spec.description));
+            function.insert("parameters".into(), spec.parameters.json().clone());
+            if compat.supports_strict_mode {
+                function.insert("strict".into(), json!(false));
+            }
+            json!({"type": "function", "function": function})
+        })
+        .collect()
+}
+
+/// `resolveClampedThinkingBudget`: the level's budget, capped to leave room for the
+/// answer under the output limit; `None` without reasoning or when nothing is left.
+fn thinking_budget(model: &Model, effort: Option<&str>, ceiling: u64) -> Option<u64> {
+    let effort = effort.filter(|_| model.reasoning)?;
+    let ceiling = if ceiling > 0 {
+        ceiling
+    } else {
+        model.max_tokens
+    };
+    let budget = clamp_thinking_budget_to_answer_room(
+        thinking_budget_for_level(level_from_name(effort), None),
+        ceiling,
+    );
+    (budget > 0).then_some(budget)
+}
+
+/// The reasoning fields of each `thinkingFormat` (the long `if` chain of `buildParams`).
+fn apply_thinking(
+    params: &mut Map<String, Value>,
+    model: &Model,
+    compat: &Compat,
+    effort: Option<&str>,
+    budget: Option<u64>,
+) {
+    let map = model.thinking_level_map.as_ref();
+    // `thinkingLevelMap?.[level]`: `None` when absent, `Some(Null)` when marked unsupported.
+    let mapped = |level: &str| map.and_then(|m| m.get(level)).cloned();
+    // `map?.[level] ?? level`.
+    let mapped_or = |level: &str| match mapped(level) {
+        Some(Value::Null) | None => json!(level),
+        Some(value) => value,
+    };
+    let off_not_null = !matches!(mapped("off"), Some(Value::Null));
+    let format = compat.thinking_format.as_str();
+    let reasoning = model.reasoning;
+    let mut set = |key: &str, value: Value| {
+        params.insert(key.to_owned(), value);
+    };
+    match (format, effort) {
+        ("zai", _) if reasoning => {
+            set(
+                "thinking",
+                if effort.is_some() {
+                    json!({"type": "enabled", "clear_thinking": false})
+                } else {
+                    json!({"type": "disabled"})
+                },
+            );
+            if let Some(effort) = effort.filter(|_| compat.supports_reasoning_effort) {
+                let value = mapped(effort).unwrap_or_else(|| json!(effort));
+                if value.is_string() {
+                    set("reasoning_effort", value);
+                }
+            }
+        }
+        ("qwen", _) if reasoning => {
+            set("enable_thinking", json!(effort.is_some()));
+            if let Some(effort) = effort.filter(|_| compat.supports_reasoning_effort) {
+                let value = mapped_or(effort);
+                if value.is_string() {
+                    set("reasoning_effort", value);
+                }
+            }
+        }
+        ("qwen-chat-template", _) if reasoning => {
+            set(
+                "chat_template_kwargs",
+                json!({"enable_thinking": effort.is_some(), "preserve_thinking": true}),
+            );
+        }
+        ("chat-template", _) if reasoning => {
+            if let Some(values) =
+                chat_template_values(model, effort, &compat.chat_template_kwargs, budget)
+            {
+                set("chat_template_kwargs", Value::Object(values));
+            }
+        }
+        ("baseten", _) if reasoning => {
+            if let Some(values) =
+                chat_template_values(model, effort, &compat.chat_template_args, budget)
+            {
+                set("chat_template_args", Value::Object(values));
+            }
+            if compat.supports_reasoning_effort {
+                let value = match effort {
+                    Some(effort) => mapped(effort).unwrap_or_else(|| json!(effort)),
+                    None => mapped("off").unwrap_or(Value::Null),
+                };
+                if value.is_string() {
+                    set("reasoning_effort", value);
+                }
+            }
+        }
+        ("deepseek", _) if reasoning => {
+            if effort.is_some() {
+                set("thinking", json!({"type": "enabled"}));
+            } else if off_not_null {
+                set("thinking", json!({"type": "disabled"}));
+            }
+            if let Some(effort) = effort.filter(|_| compat.supports_reasoning_effort) {
+                set("reasoning_effort", mapped_or(effort));
+            }
+        }
+        ("openrouter", _) if reasoning => {
+            if let Some(effort) = effort {
+                set("reasoning", json!({"effort": mapped_or(effort)}));
+            } else if off_not_null {
+                let off = mapped("off").unwrap_or_else(|| json!("none"));
+                set("reasoning", json!({"effort": off}));
+            }
+        }
+        ("ant-ling", Some(effort)) if reasoning => {
+            if let Some(value) = mapped(effort).filter(Value::is_string) {
+                set("reasoning", json!({"effort": value}));
+            }
+        }
+        ("together", _) if reasoning => {
+            set("reasoning", json!({"enabled": effort.is_some()}));
+            if let Some(effort) = effort.filter(|_| compat.supports_reasoning_effort) {
+                set("reasoning_effort", mapped_or(effort));
+            }
+        }
+        ("string-thinking", _) if reasoning => {
+            if let Some(effort) = effort {
+                set("thinking", mapped_or(effort));
+            } else if off_not_null {
+                set("thinking", mapped("off").unwrap_or_else(|| json!("none")));
+            }
+        }
+        (_, Some(effort)) if reasoning && compat.supports_reasoning_effort => {
+            set("reasoning_effort", mapped_or(effort));
+        }
+        (_, None) if reasoning && compat.supports_reasoning_effort => {
+            if let Some(off) = mapped("off").filter(Value::is_string) {
+                set("reasoning_effort", off);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `buildChatTemplateValues`: each configured value, with `{"$var": ...}` placeholders
+/// filled; `None` when nothing is left.
+fn chat_template_values(
+    model: &Model,
+    effort: Option<&str>,
+    values: &Map<String, Value>,
+    budget: Option<u64>,
+) -> Option<Map<String, Value>> {
+    let mut out = Map::new();
+    for (key, value) in values {
+        let resolved = match value {
+            Value::Object(_) | Value::Array(_) => {
+                let flag = |name: &str| {
+                    value
+                        .get(name)
+                        .is_some_and(crate::providers::openai_sse::js_truthy)
+                };
+                let var = value.get("$var").and_then(Value::as_str);
+                if effort.is_none() && flag("omitWhenOff") {
+                    None
+                } else if var == Some("thinking.enabled") {
+                    Some(json!(effort.is_some()))
+                } else if var == Some("thinking.budget") {
+                    budget.map(|b| json!(b))
+                } else {
+                    let map = model.thinking_level_map.as_ref();
+                    let mapped = map.and_then(|m| m.get(effort.unwrap_or("off")));
+                    match mapped {
+                        None => effort.map(|e| json!(e)),
+                        Some(Value::String(s)) => Some(json!(s)),
+                        Some(_) => None,
+                    }
+                }
+            }
+            scalar => Some(scalar.clone()),
+        };
+        if let Some(resolved) = resolved {
+            out.insert(key.clone(), resolved);
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// `getCompatCacheControl`.
+fn cache_control(compat: &Compat, retention: CacheRetention) -> Option<Value> {
+    if compat.cache_control_format.as_deref() != Some("anthropic")
+        || retention == CacheRetention::None
+    {
+        return None;
+    }
+    if retention == CacheRetention::Long && compat.supports_long_cache_retention {
+        Some(json!({"type": "ephemeral", "ttl": "1h"}))
+    } else {
+        Some(json!({"type": "ephemeral"}))
+    }
+}
+
+/// `applyAnthropicCacheControl`: the first system/developer message, the last tool, and
+/// the last user/assistant/tool message with text.
+fn apply_anthropic_cache_control(
+    messages: &mut [Value],
+    tools: Option<&mut Vec<Value>>,
+    control: &Value,
+) {
+    if let Some(system) = messages
+        .iter_mut()
+        .find(|m| matches!(role(m), "system" | "developer"))
+    {
+        add_cache_control_to_text(system, control);
+    }
+    if let Some(Value::Object(last)) = tools.and_then(|tools| tools.last_mut()) {
+        last.insert("cache_control".into(), control.clone());
+    }
+    for message in messages.iter_mut().rev() {
+        if matches!(role(message), "user" | "assistant" | "tool")
+            && add_cache_control_to_text(message, control)
+        {
+            return;
+        }
+    }
+}
+
+fn role(message: &Value) -> &str {
+    message.get("role").and_then(Value::as_str).unwrap_or("")
+}
+
+fn add_cache_control_to_text(message: &mut Value, control: &Value) -> bool {
+    let Some(content) = message.get_mut("content") else {
+        return false;
+    };
+    match content {
+        Value::String(text) => {
+            if text.is_empty() {
+                return false;
+            }
+            let text = std::mem::take(text);
+            *content = json!([{"type": "text", "text": text, "cache_control": control}]);
+            true
+        }
+        Value::Array(parts) => {
+            for part in parts.iter_mut().rev() {
+                if part.get("type").and_then(Value::as_str) == Some("text")
+                    && let Value::Object(part) = part
+                {
+                    part.insert("cache_control".into(), control.clone());
+                    return true;
+                }
+            }
+            false
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thinking_levels_clamp_like_pi_ai() {
+        let mut model = Model::new("m", "openai-completions", "x");
+        assert_eq!(clamp_thinking_level(&model, ThinkingLevel::High), "off");
+        model.reasoning = true;
+        assert_eq!(clamp_thinking_level(&model, ThinkingLevel::Low), "low");
+        // xhigh needs an explicit mapping.
+        assert_eq!(clamp_thinking_level(&model, ThinkingLevel::Xhigh), "high");
+        let mut map = Map::new();
+        map.insert("high".into(), Value::Null);
+        map.insert("medium".into(), Value::Null);
+        model.thinking_level_map = Some(map);
+        assert_eq!(clamp_thinking_level(&model, ThinkingLevel::High), "low");
+    }
+
+    #[test]
+    fn the_url_joins_like_the_sdk() {
+        assert_eq!(
+            chat_completions_url("http://h/v1"),
+            "http://h/v1/chat/completions"
+        );
+        assert_eq!(
+            chat_completions_url("http://h/v1/"),
+            "http://h/v1/chat/completions"
+        );
+        assert_eq!(
+            chat_completions_url(""),
+            "https://api.openai.com/v1/chat/completions"
+        );
+    }
+}
