@@ -166,12 +166,13 @@ const MODEL_KEYS: &[&str] = &[
 ];
 
 /// `{...DEFAULT_MODELS[api], ...fixture.model}` with `api` forced and `{{origin}}`
-/// replaced (FORMAT.md §1.1). Keys [`Model`] cannot hold are added to `notes`.
-pub fn build_model(
+/// replaced (FORMAT.md §1.1), as pi-ai's JSON. Keys [`Model`] cannot hold are added to
+/// `notes`.
+pub fn model_json(
     fixture: &Fixture,
     origin: &str,
     notes: &mut Vec<String>,
-) -> Result<Model, String> {
+) -> Result<Map<String, Value>, String> {
     let Some(Value::Object(mut model)) = default_model(&fixture.api) else {
         return Err(format!("no default model for api {}", fixture.api));
     };
@@ -187,6 +188,16 @@ pub fn build_model(
     if let Some(Value::String(base)) = model.get_mut("baseUrl") {
         *base = base.replace("{{origin}}", origin);
     }
+    Ok(model)
+}
+
+/// [`model_json`] as a pi-tool [`Model`].
+pub fn build_model(
+    fixture: &Fixture,
+    origin: &str,
+    notes: &mut Vec<String>,
+) -> Result<Model, String> {
+    let model = model_json(fixture, origin, notes)?;
     serde_json::from_value(Value::Object(model)).map_err(|e| format!("model: {e}"))
 }
 
