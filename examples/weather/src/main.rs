@@ -1,39 +1,150 @@
-//! The seed guide's agent-core program: `get_weather` through an `Agent`, on the faux
-//! model (no network, no API key). Ctrl-C aborts the run cleanly.
+//! The seed guide's agent-core program: `get_weather` through an `Agent`. Without flags
+//! it runs on the faux model (no network, no API key); `--model` / `--base-url` run it on
+//! a real model through `pi_tool::providers`. Ctrl-C aborts the run cleanly.
 //!
-//! Run from the repository root: `cargo run -p weather-example` (optionally with a city:
-//! `cargo run -p weather-example -- Paris`).
+//! Run from the repository root:
+//!
+//! ```text
+//! cargo run -p weather-example                 # faux model, Tokyo
+//! cargo run -p weather-example -- Paris        # faux model, another city
+//! cargo run -p weather-example -- --model anthropic/claude-sonnet-4-5 Paris   # ANTHROPIC_API_KEY
+//! cargo run -p weather-example -- --base-url http://127.0.0.1:18080/v1 --model smol "What is the weather in Tokyo?"
+//! ```
+//!
+//! `--help` lists the flags (see `cli.rs`).
+
+mod cli;
+mod small_model;
 
 use std::io::Write;
 use std::sync::Arc;
 
 use pi_tool::agent::{
-    Agent, AgentEvent, AgentOptions, AssistantContent, AssistantMessageEvent, FauxModel, FauxTurn,
+    Agent, AgentEvent, AgentOptions, ApiKey, AssistantContent, AssistantMessageEvent, FauxModel,
+    FauxTurn, Model, StreamOptions,
 };
+use pi_tool::providers::{Providers, builtin_models};
 use pi_tool::{IntoAgentTool, json};
 use weather_example::GetWeather;
 
+/// The seed's own system prompt, for the faux model and large real models.
+const SEED_SYSTEM_PROMPT: &str = "Use get_weather for supported weather questions.";
+
 #[tokio::main]
 async fn main() {
-    let city = std::env::args()
-        .nth(1)
-        .unwrap_or_else(|| "Tokyo".to_owned());
+    let args = match cli::parse(std::env::args().skip(1)) {
+        Ok(args) if args.help => {
+            println!("{}", cli::USAGE);
+            return;
+        }
+        Ok(args) => args,
+        Err(message) => {
+            eprintln!("{message}");
+            std::process::exit(2);
+        }
+    };
+    let (agent, faux) = match &args.model {
+        None => faux_agent(&args.input),
+        Some(model) => (real_agent(&args, model), None),
+    };
+    run(agent, faux, cli::prompt(&args.input)).await;
+}
 
-    // The faux model plays the part of an LLM: it asks for `get_weather`, and once the
-    // tool has answered it phrases the answer (pushed by the listener below).
+/// The faux model plays the part of an LLM: it asks for `get_weather`, and once the tool
+/// has answered it phrases the answer (pushed by the listener in [`run`]).
+fn faux_agent(input: &[String]) -> (Agent, Option<Arc<FauxModel>>) {
+    let city = match input {
+        [] => "Tokyo".to_owned(),
+        [city] if !city.trim().contains(char::is_whitespace) => city.clone(),
+        _ => fail(
+            "the faux model plays one scripted exchange about a city: give a single city \
+             (e.g. Paris), or a real model with --model or --base-url",
+        ),
+    };
     let model = Arc::new(FauxModel::new(vec![FauxTurn::new(vec![
         AssistantContent::text(format!("Let me check the weather in {city}.")),
         AssistantContent::tool_call("call_1", "get_weather", json!({ "city": city })),
     ])]));
-
     let agent = Agent::new(
         AgentOptions::new(model.clone())
             .model(FauxModel::model())
-            .system_prompt("Use get_weather for supported weather questions.")
+            .system_prompt(SEED_SYSTEM_PROMPT)
             .tools(vec![GetWeather.into_agent_tool()]),
     );
+    (agent, Some(model))
+}
 
-    let answers = model.clone();
+/// A registry model (`--model PROVIDER/ID`, its key from the provider's environment
+/// variable) or a model on an OpenAI-compatible server (`--base-url URL --model ID`).
+fn real_agent(args: &cli::Args, model_arg: &str) -> Agent {
+    let (mut model, api_key) = match &args.base_url {
+        Some(base_url) => {
+            // pi-ai requires a key; a local server that checks none accepts any text.
+            let key = std::env::var("OPENAI_API_KEY")
+                .ok()
+                .filter(|key| !key.is_empty())
+                .unwrap_or_else(|| "none".to_owned());
+            (
+                Model::openai_compatible(base_url.as_str(), model_arg),
+                Some(ApiKey::new(key)),
+            )
+        }
+        None => {
+            let Some((provider, id)) = model_arg.split_once('/') else {
+                fail(&format!(
+                    "--model {model_arg}: expected PROVIDER/ID, e.g. anthropic/claude-sonnet-4-5 \
+                     (or --base-url URL --model ID for a server of your own)"
+                ))
+            };
+            let Some(model) = builtin_models().get_model(provider, id) else {
+                let providers: Vec<&str> = builtin_models().providers().collect();
+                fail(&format!(
+                    "--model {model_arg}: no such model in pi-ai's registry (providers: {})",
+                    providers.join(", ")
+                ))
+            };
+            (model, None)
+        }
+    };
+    if let Some(api) = &args.api {
+        if !Providers::apis().contains(&api.as_str()) {
+            fail(&format!(
+                "--api {api}: expected one of {}",
+                Providers::apis().join(", ")
+            ));
+        }
+        model.api = api.clone();
+    }
+
+    let providers: Arc<dyn pi_tool::agent::StreamFn> = Arc::new(Providers::new());
+    let mut stream_options = StreamOptions {
+        api_key,
+        ..StreamOptions::default()
+    };
+    let options = if args.coach.unwrap_or(args.base_url.is_some()) {
+        stream_options.temperature = Some(0.0);
+        let mut options = AgentOptions::new(small_model::tool_choice_by_turn(providers))
+            .system_prompt(small_model::SYSTEM_PROMPT);
+        options.initial_state.messages = small_model::example_exchange(&model);
+        options
+    } else {
+        AgentOptions::new(providers).system_prompt(SEED_SYSTEM_PROMPT)
+    };
+    Agent::new(
+        options
+            .model(model)
+            .tools(vec![GetWeather.into_agent_tool()])
+            .stream_options(stream_options),
+    )
+}
+
+fn fail(message: &str) -> ! {
+    eprintln!("{message}");
+    std::process::exit(2);
+}
+
+/// Prompts and prints: the model's text on stdout, the tool's progress and end on stderr.
+async fn run(agent: Agent, faux: Option<Arc<FauxModel>>, prompt: String) {
     agent.subscribe(move |event, _signal| {
         match event {
             AgentEvent::MessageUpdate {
@@ -58,15 +169,17 @@ async fn main() {
                     "\n[tool {}] {tool_name}",
                     if *is_error { "error" } else { "done" }
                 );
-                let answer = if *is_error {
-                    format!("Sorry, I could not look that up: {}", result.text_content())
-                } else {
-                    format!(
-                        "According to the demo weather service: {}.",
-                        result.text_content()
-                    )
-                };
-                answers.push_turns([FauxTurn::text(answer)]);
+                if let Some(faux) = &faux {
+                    let answer = if *is_error {
+                        format!("Sorry, I could not look that up: {}", result.text_content())
+                    } else {
+                        format!(
+                            "According to the demo weather service: {}.",
+                            result.text_content()
+                        )
+                    };
+                    faux.push_turns([FauxTurn::text(answer)]);
+                }
             }
             AgentEvent::AgentEnd { .. } => println!(),
             _ => {}
@@ -82,9 +195,7 @@ async fn main() {
         }
     });
 
-    let outcome = agent
-        .prompt(format!("What is the weather in {city}?"))
-        .await;
+    let outcome = agent.prompt(prompt).await;
     ctrl_c.abort();
     if let Err(error) = outcome {
         eprintln!("prompt failed: {error}");
