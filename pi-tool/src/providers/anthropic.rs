@@ -121,6 +121,10 @@ async fn run(
     let signal = &options.signal;
     let mut response = send(http, prepared, options).await?;
     out.start();
+    // fetch gives a 204 or 205 response no body at all (not an empty one).
+    if matches!(response.status, 204 | 205) {
+        return Err("Attempted to iterate over an Anthropic response with no body".to_owned());
+    }
     let mut events = Events::new(
         model,
         &prepared.compat,

@@ -85,3 +85,18 @@ fx("x-cr-only", {"messages":[user("hi")]}, [c.replace("\n","\r") for c in OK])
 
 fx("x-string-content", {"systemPrompt":"S","messages":[user("first"),asst([{"type":"text","text":"a"}]),user("  \n "),user([{"type":"text","text":"blocks"}]),asst([{"type":"text","text":"b"}]),user("last one")]}, OK)
 fx("x-string-content-nocache", {"messages":[user("first"),asst([{"type":"text","text":"a"}]),user("last")]}, OK, options={"cacheRetention":"none"})
+fx("x-copilot", {"messages":[user("hi"),asst([{"type":"toolCall","id":"t1","name":"read","arguments":{"path":"x"}}],stopReason="toolUse",provider="github-copilot"),tres("t1","read",[{"type":"image","data":IMG,"mimeType":"image/png"}])],"tools":[READ]}, OK, model={"provider":"github-copilot","headers":{"Editor-Version":"vscode/1.0","X-Initiator":"model"}}, options={"apiKey":"ghu_token123","sessionId":"s1"})
+fx("x-http-204", {"messages":[user("hi")]}, {"chunks":[],"headers":{},"status":204,"delayMs":0,"disconnectAfterChunk":None})
+fx("x-two-deltas-dup-index", {"messages":[user("hi")]}, [start(),
+   sse("content_block_start",{"type":"content_block_start","index":0,"content_block":{"type":"text","text":"A"}}),
+   sse("content_block_start",{"type":"content_block_start","index":0,"content_block":{"type":"text","text":"B"}}),
+   sse("content_block_delta",{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"1"}}),
+   sse("content_block_stop",{"type":"content_block_stop","index":0}),
+   sse("content_block_delta",{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"2"}}),
+   sse("content_block_stop",{"type":"content_block_stop","index":0}),
+   sse("content_block_start",{"type":"content_block_start","content_block":{"type":"text","text":""}}),
+   sse("content_block_delta",{"type":"content_block_delta","delta":{"type":"text_delta","text":"noidx"}}),
+   sse("message_delta",{"type":"message_delta","delta":{"stop_reason":None},"usage":None}),
+   sse("message_delta",{"type":"message_delta","delta":{"stop_reason":"stop_sequence"},"usage":{"output_tokens":9,"input_tokens":4}}),
+   sse("message_stop",{"type":"message_stop"})])
+fx("x-http-500-retry-none", {"messages":[user("hi")]}, {"chunks":["{\"error\": {\"message\": {\"nested\": true}}, \"message\": 0}"],"headers":{"content-type":"application/json","x-should-retry":"true"},"status":503,"delayMs":0,"disconnectAfterChunk":None})
