@@ -74,13 +74,9 @@ impl<'a> Events<'a> {
             // but it has none of the fields read below).
             return Ok(());
         };
-        if out.message.response_id.is_none()
-            && let Some(id) = chunk
-                .get("id")
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-        {
-            out.message.response_id = Some(id.to_owned());
+        // `responseId ||= chunk.id`: an empty id is kept until a later chunk brings one.
+        if out.message.response_id.as_deref().is_none_or(str::is_empty) {
+            out.message.response_id = chunk.get("id").and_then(Value::as_str).map(str::to_owned);
         }
         if let Some(name) = chunk.get("model").and_then(Value::as_str)
             && !name.is_empty()
