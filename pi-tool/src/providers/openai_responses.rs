@@ -5,6 +5,20 @@
 //! the transcript becomes Responses input items (reasoning items replayed from their
 //! signatures), the SSE stream of output items becomes pi's message events, and every
 //! failure ends the stream with one `error` event carrying pi-ai's text.
+//!
+//! Where it differs from pi-ai, on purpose:
+//! - Without an API key pi-ai's `streamSimple` throws `No API key for provider: <p>`;
+//!   here the stream is one `error` event whose text also names the environment
+//!   variable to set.
+//! - An error text that contains the API key (a server echoing it) shows `<redacted>`
+//!   in its place.
+//! - [`StreamOptions::timeout`] also ends a body that stalls (the SDK's timeout covers
+//!   only the wait for the response headers, which reads `Request timed out.` here too).
+//! - pi-tool's tools carry no constrained-sampling settings, so no tool is sent as a
+//!   grammar tool and `strict` (where the endpoint supports it) is always `false`, as
+//!   pi-ai does for such tools. There is no `serviceTier` option; a `service_tier`
+//!   the server reports is still priced as pi-ai prices it.
+//! - The SDK's `x-stainless-*` telemetry headers are not sent.
 
 mod convert;
 mod events;
