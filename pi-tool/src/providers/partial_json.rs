@@ -1,39 +1,205 @@
-//! Tool-call arguments while they stream: pi-ai's `parseStreamingJson` (JSON.parse,
-//! then string-escape repair, then the `partial-json` 0.1.7 parser with `Allow.ALL`,
-//! then `{}`), and [`StreamingArguments`], which keeps the cost linear in the argument
-//! size where pi-ai re-parses the whole buffer on every delta.
+//! Tool-call arguments while they stream, as pi-ai reads them (`utils/json-parse.js`),
+//! and [`StreamingArguments`], which keeps the cost of reading them linear.
 //!
-//! PLACEHOLDER BODY: the exact port lands with the partial-JSON work; until then only
-//! complete JSON parses.
+//! [`parse_streaming_json`] is pi-ai's `parseStreamingJson`: `JSON.parse`, then
+//! `JSON.parse` after repairing string literals (raw control characters escaped,
+//! invalid escapes' backslashes doubled), then the `partial-json` 0.1.7 parser with
+//! `Allow.ALL` (see [`partial`]) on the text and then on the repaired text, and `{}`
+//! when nothing reads.
+//!
+//! Values are JavaScript's (see [`v8`]): numbers are doubles (`12345678901234567890`
+//! reads as the double `12345678901234567168`; `1e400` overflows to Infinity), object
+//! keys come in JavaScript's order. JSON has no Infinity or NaN (which `partial-json`
+//! also reads from `Infinity`/`NaN` words): they are `null` here, which is what
+//! `JSON.stringify` writes for them, so a request that replays the arguments carries
+//! what pi-ai's carries. (Pi validates the Infinity itself; a schema that takes a
+//! number refuses both, with its message for `null` here.)
 
+mod partial;
+mod v8;
+
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use crate::schema::js::js_trim;
+
+/// `JSON.parse(text)` under Node 22: JavaScript's value (see the module doc for
+/// numbers, key order and surrogates), or V8's `SyntaxError` message.
 #[cfg_attr(not(test), allow(dead_code))]
-/// pi-ai's `parseStreamingJson`: the best reading of a possibly unfinished JSON text;
-/// `{}` when nothing can be read.
-pub(crate) fn parse_streaming_json(text: &str) -> Value {
-    if text.trim().is_empty() {
-        return Value::Object(Map::new());
-    }
-    serde_json::from_str(text).unwrap_or_else(|_| Value::Object(Map::new()))
+pub(crate) fn json_parse(text: &str) -> Result<Value, String> {
+    v8::json_parse(text)
 }
 
+/// pi-ai's `parseStreamingJson`: the best reading of a possibly unfinished JSON text;
+/// `{}` when nothing can be read (also for an empty or blank text, and for a partial
+/// reading that is `null`).
 #[cfg_attr(not(test), allow(dead_code))]
-/// The argument text of one streaming tool call and its latest parsed reading.
+pub(crate) fn parse_streaming_json(text: &str) -> Value {
+    if js_trim(text).is_empty() {
+        return empty_object();
+    }
+    if let Some(value) = parse_with_repair(text) {
+        return value;
+    }
+    let partial = partial::parse(text).or_else(|_| match repair_json(text) {
+        // The same text fails the same way again.
+        Cow::Borrowed(_) => Err(partial::Thrown),
+        Cow::Owned(repaired) => partial::parse(&repaired),
+    });
+    match partial {
+        Ok(Some(value)) => value,
+        Ok(None) | Err(_) => empty_object(),
+    }
+}
+
+/// pi-ai's `parseJsonWithRepair`: `JSON.parse(text)`, else `JSON.parse` of the repaired
+/// text when the repair changed something. The error is V8's `JSON.parse` message, for
+/// the repaired text when there is one (pi-ai throws the second parse's error), else for
+/// the text itself.
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn parse_json_with_repair(text: &str) -> Result<Value, String> {
+    match v8::json_parse(text) {
+        Ok(value) => Ok(value),
+        Err(error) => match repair_json(text) {
+            Cow::Borrowed(_) => Err(error),
+            Cow::Owned(repaired) => v8::json_parse(&repaired),
+        },
+    }
+}
+
+/// [`parse_json_with_repair`] without building an error message.
+fn parse_with_repair(text: &str) -> Option<Value> {
+    v8::parse_value(text).or_else(|| match repair_json(text) {
+        Cow::Borrowed(_) => None,
+        Cow::Owned(repaired) => v8::parse_value(&repaired),
+    })
+}
+
+fn empty_object() -> Value {
+    Value::Object(Map::new())
+}
+
+/// pi-ai's `repairJson`: inside string literals, raw control characters become escapes
+/// and a backslash that starts no valid escape (or ends the text) is doubled. Outside
+/// strings nothing changes. Borrowed when nothing needed repair.
+pub(crate) fn repair_json(text: &str) -> Cow<'_, str> {
+    let bytes = text.as_bytes();
+    let mut out: Option<String> = None;
+    // Bytes before this index are in `out` (or unchanged, while `out` is None).
+    let mut copied = 0;
+    let mut replace = |out: &mut Option<String>, at: usize, skip: usize, with: &str| {
+        let out = out.get_or_insert_with(|| String::with_capacity(text.len() + 16));
+        out.push_str(&text[copied..at]);
+        out.push_str(with);
+        copied = at + skip;
+    };
+    let mut in_string = false;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if !in_string {
+            in_string = b == b'"';
+            i += 1;
+            continue;
+        }
+        match b {
+            b'"' => {
+                in_string = false;
+                i += 1;
+            }
+            b'\\' => match bytes.get(i + 1) {
+                None => {
+                    replace(&mut out, i, 1, "\\\\");
+                    i += 1;
+                }
+                Some(b'u')
+                    if bytes.len() >= i + 6
+                        && bytes[i + 2..i + 6].iter().all(u8::is_ascii_hexdigit) =>
+                {
+                    i += 6;
+                }
+                Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' | b'u') => {
+                    // A `\u` without four hex digits is valid only to this check, as in
+                    // pi-ai's: it stays, and JSON.parse refuses it later.
+                    i += 2;
+                }
+                Some(_) => {
+                    replace(&mut out, i, 1, "\\\\");
+                    i += 1;
+                }
+            },
+            0x00..=0x1f => {
+                let escaped = match b {
+                    0x08 => Cow::Borrowed("\\b"),
+                    0x0c => Cow::Borrowed("\\f"),
+                    b'\n' => Cow::Borrowed("\\n"),
+                    b'\r' => Cow::Borrowed("\\r"),
+                    b'\t' => Cow::Borrowed("\\t"),
+                    other => Cow::Owned(format!("\\u{other:04x}")),
+                };
+                replace(&mut out, i, 1, &escaped);
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    match out {
+        None => Cow::Borrowed(text),
+        Some(mut out) => {
+            out.push_str(&text[copied..]);
+            Cow::Owned(out)
+        }
+    }
+}
+
+/// Texts up to this size are re-read on every delta, exactly as pi-ai does.
+pub(crate) const REPARSE_EVERY_DELTA_UP_TO: usize = 64 * 1024;
+/// Beyond that, a delta re-reads the text only once it has grown by this fraction
+/// (1/8) of its size at the last reading.
+const GROWTH_DIVISOR: usize = 8;
+
+/// The argument text of one streaming tool call and its latest reading.
+///
+/// pi-ai re-reads the whole argument text on every delta (quadratic in its size).
+/// This does so while the text is at most [`REPARSE_EVERY_DELTA_UP_TO`] (64 KiB) bytes,
+/// so every such call shows exactly pi-ai's partial arguments after every delta. Beyond
+/// that, a delta re-reads the text only when it has grown by at least 1/8 since the last
+/// reading, and otherwise returns that reading again (the same `Arc`): the readings
+/// happen at sizes growing geometrically, so their total cost is a constant times the
+/// final size. Streamed partial arguments of a call larger than 64 KiB therefore lag
+/// pi-ai's by up to 1/8 of their size (a deliberate difference); the final arguments
+/// ([`finish`](Self::finish)) read the whole text once and are always pi-ai's.
 #[derive(Debug, Default)]
+#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) struct StreamingArguments {
     text: String,
     parsed: Option<Arc<Value>>,
+    /// The text's length at the last reading.
+    parsed_len: usize,
+    /// Bytes read so far, over all readings (what the linearity test counts).
+    #[cfg(test)]
+    work: usize,
 }
 
+#[cfg_attr(not(test), allow(dead_code))]
 impl StreamingArguments {
     /// Appends a delta and returns the arguments as they read now.
     pub(crate) fn push(&mut self, delta: &str) -> Arc<Value> {
         self.text.push_str(delta);
-        let parsed = Arc::new(parse_streaming_json(&self.text));
+        let len = self.text.len();
+        if let Some(parsed) = &self.parsed {
+            let unchanged = len == self.parsed_len;
+            let small = len <= REPARSE_EVERY_DELTA_UP_TO;
+            let grown = len - self.parsed_len >= self.parsed_len / GROWTH_DIVISOR;
+            if unchanged || !(small || grown) {
+                return parsed.clone();
+            }
+        }
+        let parsed = Arc::new(self.read());
         self.parsed = Some(parsed.clone());
+        self.parsed_len = len;
         parsed
     }
 
@@ -42,15 +208,22 @@ impl StreamingArguments {
         &self.text
     }
 
-    /// The final arguments: one full parse of the whole text.
+    /// The final arguments: the whole text read once (pi-ai's last `parseStreamingJson`).
     pub(crate) fn finish(&self) -> Value {
+        match &self.parsed {
+            Some(parsed) if self.parsed_len == self.text.len() => Value::clone(parsed),
+            _ => parse_streaming_json(&self.text),
+        }
+    }
+
+    fn read(&mut self) -> Value {
+        #[cfg(test)]
+        {
+            self.work += self.text.len();
+        }
         parse_streaming_json(&self.text)
     }
 }
 
-#[cfg_attr(not(test), allow(dead_code))]
-/// pi-ai's `parseJsonWithRepair`: `JSON.parse`, then the same after repairing string
-/// literals; the error is `JSON.parse`'s message for the original text.
-pub(crate) fn parse_json_with_repair(text: &str) -> Result<Value, String> {
-    serde_json::from_str(text).map_err(|e| e.to_string())
-}
+#[cfg(test)]
+mod tests;

@@ -52,6 +52,7 @@ pub(crate) fn transform_messages(
                     Message::User(UserMessage {
                         content: replace_images(&user.content, NON_VISION_USER_IMAGE_PLACEHOLDER),
                         timestamp: user.timestamp,
+                        plain_text: user.plain_text,
                     })
                 }
             }
