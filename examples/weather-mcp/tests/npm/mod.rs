@@ -15,6 +15,7 @@
 
 use std::collections::HashMap;
 use std::fs::File;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::{Mutex, OnceLock};
@@ -33,14 +34,18 @@ struct Installed {
 /// under CI when Node is absent.
 pub fn installed(dir: &str, what: &str) -> Option<PathBuf> {
     if let Err(missing) = node_and_npm() {
-        let missing = format!("{missing}; {what} needs Node.js 22 (`node` and `npm`)");
+        let missing = format!("{missing}; Node.js 22 (`node` and `npm` on the PATH) is needed");
         if std::env::var_os("CI").is_some() {
-            panic!("{missing}");
+            panic!("{what}: {missing}");
         }
-        eprintln!("\n!!! SKIPPED {what}: {missing} !!!\n");
+        // Straight to stderr, not `eprintln!`: the test harness captures that and shows it
+        // only for failing tests, and a skip must be seen.
+        let _ = writeln!(io::stderr(), "\n!!! SKIPPED {what}: {missing} !!!\n");
         return None;
     }
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+    // One key (and readable messages) for `../../bridges/pi` and the like.
+    let dir = dir.canonicalize().unwrap_or(dir);
     static INSTALLS: OnceLock<Mutex<HashMap<PathBuf, Result<Installed, String>>>> = OnceLock::new();
     // Held while installing: the other tests of this binary wait for the first install
     // instead of starting their own.
