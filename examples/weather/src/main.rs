@@ -203,5 +203,6 @@ async fn run(agent: Agent, faux: Option<Arc<FauxModel>>, prompt: String) {
     }
     if let Some(error) = agent.error_message() {
         eprintln!("run ended with an error: {error}");
+        std::process::exit(1);
     }
 }
