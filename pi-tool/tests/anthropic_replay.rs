@@ -735,3 +735,32 @@ async fn retries_only_when_asked_and_only_what_pi_ai_retries() {
     let (_, message) = last_event(&test_model(port), options).await;
     assert_eq!(message.error_message.as_deref(), Some("Connection error."));
 }
+
+/// Against a real llama.cpp `llama-server` (its `/v1/messages` endpoint), when
+/// `PI_TOOL_LOCAL_LLM_URL` names one (`scripts/local-llm/local-llm start` prints it).
+#[tokio::test]
+async fn a_local_llama_server_answers() {
+    let Ok(base_url) = std::env::var("PI_TOOL_LOCAL_LLM_URL") else {
+        eprintln!("PI_TOOL_LOCAL_LLM_URL not set: skipped");
+        return;
+    };
+    let mut model = Model::new("local", "anthropic-messages", "llama-cpp");
+    model.base_url = base_url.trim_end_matches("/v1").to_owned();
+    model.max_tokens = 32;
+    model.context_window = 4096;
+    let options = StreamOptions {
+        api_key: Some("none".into()),
+        ..StreamOptions::default()
+    };
+    let events: Vec<AssistantMessageEvent> = AnthropicMessages::new()
+        .stream(&model, &hello(), options)
+        .collect()
+        .await;
+    let kinds: Vec<_> = events.iter().map(|e| e.type_name()).collect();
+    let Some(AssistantMessageEvent::Done { message, .. }) = events.last() else {
+        panic!("{events:?}");
+    };
+    assert_eq!(kinds.first(), Some(&"start"));
+    assert!(message.usage.output > 0, "{message:?}");
+    assert!(!message.content.is_empty(), "{kinds:?}");
+}
