@@ -223,11 +223,11 @@ impl ToolCallHandler for RuleHandler {
         &self,
         event: &mut ToolCallEvent,
         ctx: &ExtensionContext,
-    ) -> Result<Option<ToolCallDecision>, ToolError> {
+    ) -> Result<ToolCallDecision, ToolError> {
         let (id, name) = (event.tool_call_id.clone(), event.tool_name.clone());
         self.record("tool_call", &id, &name, ctx, json!({"input": event.input}));
         let Some(rule) = first_rule(&self.rules, &id, &name) else {
-            return Ok(None);
+            return Ok(ToolCallDecision::Allow);
         };
         if let Some(ops) = rule.get("mutateInput").and_then(Value::as_array)
             && let Some(input) = event.input.as_object_mut()
@@ -238,13 +238,13 @@ impl ToolCallHandler for RuleHandler {
             return Err(ToolError::new(message.as_str().unwrap_or_default()));
         }
         let Some(ret) = rule.get("return") else {
-            return Ok(None);
+            return Ok(ToolCallDecision::Allow);
         };
-        Ok(Some(ToolCallDecision {
-            block: truthy(ret.get("block")),
-            reason: ret.get("reason").and_then(Value::as_str).map(str::to_owned),
-            terminate: (ret.get("terminate") == Some(&Value::Bool(true))).then_some(true),
-        }))
+        Ok(ToolCallDecision::from_pi(
+            truthy(ret.get("block")),
+            ret.get("reason").and_then(Value::as_str).map(str::to_owned),
+            ret.get("terminate") == Some(&Value::Bool(true)),
+        ))
     }
 }
 

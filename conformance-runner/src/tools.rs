@@ -287,14 +287,14 @@ impl BeforeToolCall for BeforeRules {
         &self,
         ctx: BeforeToolCallContext<'_>,
         _signal: &AbortSignal,
-    ) -> Result<Option<BeforeToolCallResult>, ToolError> {
+    ) -> Result<BeforeToolCallResult, ToolError> {
         let call = ctx.tool_call;
         self.host.recorder.harness(
             "before_tool_call",
             json!({"toolCallId": call.id, "toolName": call.name, "args": ctx.args, "toolCallArguments": call.arguments}),
         );
         let Some(rule) = first_rule(&self.rules, &call.id, &call.name) else {
-            return Ok(None);
+            return Ok(BeforeToolCallResult::Allow);
         };
         if let Some(ops) = rule.get("mutateArgs").and_then(Value::as_array)
             && let Some(args) = ctx.args.as_object_mut()
@@ -308,13 +308,13 @@ impl BeforeToolCall for BeforeRules {
             return Err(ToolError::new(message.as_str().unwrap_or_default()));
         }
         let Some(ret) = rule.get("return") else {
-            return Ok(None);
+            return Ok(BeforeToolCallResult::Allow);
         };
-        Ok(Some(BeforeToolCallResult {
-            block: truthy(ret.get("block")),
-            reason: ret.get("reason").and_then(Value::as_str).map(str::to_owned),
-            terminate: (ret.get("terminate") == Some(&Value::Bool(true))).then_some(true),
-        }))
+        Ok(BeforeToolCallResult::from_pi(
+            truthy(ret.get("block")),
+            ret.get("reason").and_then(Value::as_str).map(str::to_owned),
+            ret.get("terminate") == Some(&Value::Bool(true)),
+        ))
     }
 }
 

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use pi_tool::agent::{AssistantContent, FauxModel, FauxTurn};
 use pi_tool::session::{
-    AgentSession, ExtensionApi, FnExtension, SessionError, ToolCallEvent, ToolResultEvent,
+    AgentSession, ExtensionApi, FnExtension, SessionError, ToolCallDecision, ToolCallEvent,
+    ToolResultEvent,
 };
 use pi_tool::{
     AbortSignal, ExtensionContext, JsonDetails, JsonToolResult, OnUpdate, ToolDefinition,
@@ -58,11 +59,11 @@ fn handlers(api: &ExtensionApi) -> Result<(), SessionError> {
         if e.input.get("i").is_none() {
             return Err(ToolError::new("missing i"));
         }
-        Ok(None)
+        Ok(ToolCallDecision::Allow)
     })?;
     api.on_tool_call(|_: &mut ToolCallEvent, ctx: &ExtensionContext| {
         let _ = ctx.has_ui();
-        Ok(None)
+        Ok(ToolCallDecision::Allow)
     })?;
     api.on_tool_result(|_: &ToolResultEvent, _: &ExtensionContext| Ok(None))
 }

@@ -401,13 +401,13 @@ async fn tool_call_handlers_block_mutate_and_fail_in_load_order() {
             api.on_tool_call(move |e: &mut ToolCallEvent, _: &ExtensionContext| {
                 seen.lock().unwrap().push(format!("a:{}", e.tool_call_id));
                 match e.tool_call_id.as_str() {
-                    "c_block" => Ok(Some(ToolCallDecision::block("blocked by a"))),
+                    "c_block" => Ok(ToolCallDecision::block("blocked by a")),
                     "c_fail" => Err(ToolError::new("handler a failed")),
                     "c_mutate" => {
                         e.input = json!({"added": 1});
-                        Ok(None)
+                        Ok(ToolCallDecision::Allow)
                     }
-                    _ => Ok(None),
+                    _ => Ok(ToolCallDecision::Allow),
                 }
             })
         }))
@@ -415,10 +415,14 @@ async fn tool_call_handlers_block_mutate_and_fail_in_load_order() {
             let seen = seen_b.clone();
             api.on_tool_call(move |e: &mut ToolCallEvent, _: &ExtensionContext| {
                 seen.lock().unwrap().push(format!("b:{}", e.tool_call_id));
-                Ok((e.tool_call_id == "c_default").then(|| ToolCallDecision {
-                    block: true,
-                    ..Default::default()
-                }))
+                Ok(if e.tool_call_id == "c_default" {
+                    ToolCallDecision::Block {
+                        reason: None,
+                        terminate: false,
+                    }
+                } else {
+                    ToolCallDecision::Allow
+                })
             })
         }))
         .build()
@@ -498,7 +502,7 @@ async fn a_handler_change_that_breaks_a_typed_tools_params_is_an_error_result() 
                 if e.tool_call_id == "broken" {
                     e.input["city"] = json!(12345);
                 }
-                Ok(None)
+                Ok(ToolCallDecision::Allow)
             })
         }))
         .build()
@@ -654,8 +658,11 @@ async fn configured_secrets_never_reach_the_model_in_error_text() {
         .custom_tool(tool("blocked", "never"))
         .extension(ext("gate", |api| {
             api.on_tool_call(|e: &mut ToolCallEvent, _: &ExtensionContext| {
-                Ok((e.tool_name == "blocked")
-                    .then(|| ToolCallDecision::block("token hunter2-secret is not allowed")))
+                Ok(if e.tool_name == "blocked" {
+                    ToolCallDecision::block("token hunter2-secret is not allowed")
+                } else {
+                    ToolCallDecision::Allow
+                })
             })
         }))
         .build()
@@ -732,11 +739,11 @@ async fn handlers_see_only_valid_calls_and_a_terminating_block_obeys_the_batch_r
             let sink = sink.clone();
             api.on_tool_call(move |e: &mut ToolCallEvent, _: &ExtensionContext| {
                 sink.lock().unwrap().push(e.tool_call_id.clone());
-                Ok((e.tool_call_id == "stop").then(|| ToolCallDecision {
-                    block: true,
-                    reason: Some("stopping".into()),
-                    terminate: Some(true),
-                }))
+                Ok(if e.tool_call_id == "stop" {
+                    ToolCallDecision::block_and_terminate("stopping")
+                } else {
+                    ToolCallDecision::Allow
+                })
             })
         }))
         .build()

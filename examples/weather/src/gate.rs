@@ -47,13 +47,13 @@ impl ToolCallHandler for AskBeforeWeather {
         &self,
         event: &mut ToolCallEvent,
         ctx: &ExtensionContext,
-    ) -> Result<Option<ToolCallDecision>, ToolError> {
+    ) -> Result<ToolCallDecision, ToolError> {
         let Some(params) = event.input_for::<GetWeather>() else {
-            return Ok(None);
+            return Ok(ToolCallDecision::Allow);
         };
         let params = params?;
         if !ctx.has_ui() {
-            return Ok(Some(ToolCallDecision::block(NEEDS_APPROVAL)));
+            return Ok(ToolCallDecision::block(NEEDS_APPROVAL));
         }
         let approved = ctx
             .ui()
@@ -63,9 +63,9 @@ impl ToolCallHandler for AskBeforeWeather {
             )
             .await;
         if approved {
-            Ok(None)
+            Ok(ToolCallDecision::Allow)
         } else {
-            Ok(Some(ToolCallDecision::block(USER_DENIED)))
+            Ok(ToolCallDecision::block(USER_DENIED))
         }
     }
 }

@@ -29,7 +29,9 @@ use serde_json::Value;
 
 use super::driver::{Driver, DriverEvent, YieldOnce};
 use super::event::AgentEvent;
-use super::hooks::{AfterToolCallContext, BLOCKED_MESSAGE, BeforeToolCallContext, merge_after};
+use super::hooks::{
+    AfterToolCallContext, BLOCKED_MESSAGE, BeforeToolCallContext, BeforeToolCallResult, merge_after,
+};
 use super::message::{AssistantMessage, ToolCall, ToolResultMessage};
 use super::model::Context;
 use super::run::{AgentEventSink, LoopConfig};
@@ -256,15 +258,12 @@ impl<'a> Batch<'a> {
             if self.signal.is_aborted() {
                 return Ok(Preparation::Immediate(error_result(ABORTED_MESSAGE)));
             }
-            if let Some(decision) = decision
-                && decision.block
-            {
-                let reason = decision
-                    .reason
+            if let BeforeToolCallResult::Block { reason, terminate } = decision {
+                let reason = reason
                     .filter(|r| !r.is_empty())
                     .unwrap_or_else(|| BLOCKED_MESSAGE.to_owned());
                 let mut result = error_result(reason);
-                if decision.terminate == Some(true) {
+                if terminate {
                     result.terminate = Some(true);
                 }
                 return Ok(Preparation::Immediate(result));

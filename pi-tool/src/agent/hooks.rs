@@ -3,9 +3,10 @@
 //!
 //! * [`BeforeToolCall`] runs after the arguments were prepared and validated, before
 //!   execute. It sees the raw call and the validated arguments, which it may change in
-//!   place (no re-validation). Returning `block: true` turns the call into an error
-//!   result (`reason`, or `Tool execution was blocked`); `terminate: true` is kept only
-//!   when blocking. A hook error becomes the call's error result.
+//!   place (no re-validation). It answers [`BeforeToolCallResult::Allow`] or
+//!   [`BeforeToolCallResult::Block`], which turns the call into an error result
+//!   (`reason`, or `Tool execution was blocked`) that may also end the run after this
+//!   batch. A hook error becomes the call's error result.
 //! * [`AfterToolCall`] runs for every executed call (also when execute failed). Its
 //!   [`AfterToolCallResult`] replaces fields one by one (`content`, `details`, `usage`,
 //!   `terminate`, `is_error`); `None` keeps the field (so does a `null` details, as
@@ -38,24 +39,56 @@ pub struct BeforeToolCallContext<'a> {
     pub context: &'a Context,
 }
 
-/// What `before_tool_call` may decide (Pi's `BeforeToolCallResult`).
+/// What `before_tool_call` decides (Pi's `BeforeToolCallResult`).
+///
+/// Pi's `{block, reason, terminate}` object can state nonsense (a reason or `terminate`
+/// without `block`, which Pi ignores); here there is one spelling of "no objection",
+/// [`Allow`](Self::Allow), and a block carries its reason and whether the run ends.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct BeforeToolCallResult {
+#[non_exhaustive]
+pub enum BeforeToolCallResult {
+    /// Execute the call.
+    #[default]
+    Allow,
     /// Do not execute; the call becomes an error result.
-    pub block: bool,
-    /// The error text of a blocked call (empty or `None`: `Tool execution was blocked`).
-    pub reason: Option<String>,
-    /// With `block`: the blocked result asks the loop to stop after this batch.
-    pub terminate: Option<bool>,
+    Block {
+        /// The error text (`None` or empty: `Tool execution was blocked`).
+        reason: Option<String>,
+        /// The blocked result asks the loop to stop after this batch (Pi's
+        /// `terminate: true`).
+        terminate: bool,
+    },
 }
 
 impl BeforeToolCallResult {
-    /// Blocks the call with this reason.
+    /// Blocks the call with this reason; the run goes on.
     pub fn block(reason: impl Into<String>) -> Self {
-        BeforeToolCallResult {
-            block: true,
+        BeforeToolCallResult::Block {
             reason: Some(reason.into()),
-            terminate: None,
+            terminate: false,
+        }
+    }
+
+    /// Blocks the call with this reason and ends the run after this batch.
+    pub fn block_and_terminate(reason: impl Into<String>) -> Self {
+        BeforeToolCallResult::Block {
+            reason: Some(reason.into()),
+            terminate: true,
+        }
+    }
+
+    /// Whether the call is blocked.
+    pub fn is_block(&self) -> bool {
+        matches!(self, BeforeToolCallResult::Block { .. })
+    }
+
+    /// Reads Pi's object form (`{block, reason, terminate}`), with Pi's rules: without
+    /// `block`, the reason and `terminate` mean nothing.
+    pub fn from_pi(block: bool, reason: Option<String>, terminate: bool) -> Self {
+        if block {
+            BeforeToolCallResult::Block { reason, terminate }
+        } else {
+            BeforeToolCallResult::Allow
         }
     }
 }
@@ -63,12 +96,12 @@ impl BeforeToolCallResult {
 /// A hook run before each call's execution (Pi's `beforeToolCall`).
 #[async_trait]
 pub trait BeforeToolCall: Send + Sync + 'static {
-    /// Inspects (and may change or block) one call. `Ok(None)`: go ahead.
+    /// Inspects (and may change or block) one call.
     async fn before_tool_call(
         &self,
         ctx: BeforeToolCallContext<'_>,
         signal: &AbortSignal,
-    ) -> Result<Option<BeforeToolCallResult>, ToolError>;
+    ) -> Result<BeforeToolCallResult, ToolError>;
 }
 
 /// What `after_tool_call` sees (Pi's `AfterToolCallContext`).

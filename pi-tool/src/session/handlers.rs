@@ -30,7 +30,9 @@ use crate::details::JsonDetails;
 use crate::error::ToolError;
 use crate::tool::{ToolMetadata, deserialize_params};
 
-/// A `tool_call` handler's decision (Pi's `{block, reason, terminate}`).
+/// A `tool_call` handler's decision (Pi's `{block, reason, terminate}`): the agent's
+/// [`BeforeToolCallResult`], under the session's name.
+#[doc(alias = "ToolCallEventResult")]
 pub type ToolCallDecision = BeforeToolCallResult;
 
 /// What a `tool_call` handler sees (Pi's `ToolCallEvent`).
@@ -64,22 +66,24 @@ impl ToolCallEvent {
 }
 
 /// A `tool_call` handler. Sync closures
-/// `Fn(&mut ToolCallEvent, &ExtensionContext) -> Result<Option<ToolCallDecision>, ToolError>`
+/// `Fn(&mut ToolCallEvent, &ExtensionContext) -> Result<ToolCallDecision, ToolError>`
 /// are handlers too.
 #[async_trait]
 pub trait ToolCallHandler: Send + Sync + 'static {
-    /// Inspects (and may change or block) one call. `Ok(None)`: no objection.
+    /// Inspects (and may change or block) one call;
+    /// [`ToolCallDecision::Allow`](crate::agent::BeforeToolCallResult::Allow) is no
+    /// objection.
     async fn on_tool_call(
         &self,
         event: &mut ToolCallEvent,
         ctx: &ExtensionContext,
-    ) -> Result<Option<ToolCallDecision>, ToolError>;
+    ) -> Result<ToolCallDecision, ToolError>;
 }
 
 #[async_trait]
 impl<F> ToolCallHandler for F
 where
-    F: Fn(&mut ToolCallEvent, &ExtensionContext) -> Result<Option<ToolCallDecision>, ToolError>
+    F: Fn(&mut ToolCallEvent, &ExtensionContext) -> Result<ToolCallDecision, ToolError>
         + Send
         + Sync
         + 'static,
@@ -88,7 +92,7 @@ where
         &self,
         event: &mut ToolCallEvent,
         ctx: &ExtensionContext,
-    ) -> Result<Option<ToolCallDecision>, ToolError> {
+    ) -> Result<ToolCallDecision, ToolError> {
         self(event, ctx)
     }
 }
@@ -190,21 +194,14 @@ pub(crate) async fn run_tool_call_chain(
     handlers: &[Arc<dyn ToolCallHandler>],
     event: &mut ToolCallEvent,
     ctx: &ExtensionContext,
-) -> Result<Option<ToolCallDecision>, ToolError> {
-    let mut last = None;
+) -> Result<ToolCallDecision, ToolError> {
     for handler in handlers {
         let outcome = AssertUnwindSafe(handler.on_tool_call(event, ctx))
             .catch_unwind()
             .await;
         match outcome {
-            Ok(Ok(Some(decision))) => {
-                let block = decision.block;
-                last = Some(decision);
-                if block {
-                    break;
-                }
-            }
-            Ok(Ok(None)) => {}
+            Ok(Ok(decision)) if decision.is_block() => return Ok(decision),
+            Ok(Ok(_)) => {}
             Ok(Err(error)) => return Err(error),
             Err(panic) => {
                 return Err(ToolError::new(format!(
@@ -214,7 +211,7 @@ pub(crate) async fn run_tool_call_chain(
             }
         }
     }
-    Ok(last.filter(|d| d.block))
+    Ok(ToolCallDecision::Allow)
 }
 
 /// A `tool_result` handler that failed: reported, then skipped.
@@ -313,41 +310,40 @@ mod tests {
         let handlers: Vec<Arc<dyn ToolCallHandler>> = vec![
             Arc::new(|e: &mut ToolCallEvent, _: &ExtensionContext| {
                 e.input["city"] = json!("PARIS");
-                Ok(Some(ToolCallDecision {
-                    reason: Some("ignored".into()),
-                    ..Default::default()
-                }))
+                Ok(ToolCallDecision::Allow)
             }),
             Arc::new(|_: &mut ToolCallEvent, _: &ExtensionContext| {
-                Ok(Some(ToolCallDecision::block("no")))
+                Ok(ToolCallDecision::block("no"))
             }),
             Arc::new(move |_: &mut ToolCallEvent, _: &ExtensionContext| {
                 flag.store(true, std::sync::atomic::Ordering::SeqCst);
-                Ok(None)
+                Ok(ToolCallDecision::Allow)
             }),
         ];
         let mut event = call_event();
         let decision = run_tool_call_chain(&handlers, &mut event, &ctx())
             .await
             .unwrap();
-        assert_eq!(decision, Some(ToolCallDecision::block("no")));
+        assert_eq!(decision, ToolCallDecision::block("no"));
         assert_eq!(event.input["city"], "PARIS");
         assert!(!called.load(std::sync::atomic::Ordering::SeqCst));
     }
 
     #[tokio::test]
-    async fn a_non_blocking_result_has_no_effect_and_a_failing_handler_blocks() {
+    async fn pi_s_non_blocking_object_allows_and_a_failing_handler_blocks() {
+        // Pi's `{block: false, reason: "r"}` has no effect: it reads as Allow.
+        assert_eq!(
+            ToolCallDecision::from_pi(false, Some("r".into()), true),
+            ToolCallDecision::Allow
+        );
         let handlers: Vec<Arc<dyn ToolCallHandler>> =
             vec![Arc::new(|_: &mut ToolCallEvent, _: &ExtensionContext| {
-                Ok(Some(ToolCallDecision {
-                    reason: Some("r".into()),
-                    ..Default::default()
-                }))
+                Ok(ToolCallDecision::from_pi(false, Some("r".into()), false))
             })];
         let decision = run_tool_call_chain(&handlers, &mut call_event(), &ctx())
             .await
             .unwrap();
-        assert_eq!(decision, None);
+        assert_eq!(decision, ToolCallDecision::Allow);
         let handlers: Vec<Arc<dyn ToolCallHandler>> =
             vec![Arc::new(|_: &mut ToolCallEvent, _: &ExtensionContext| {
                 Err(ToolError::new("boom"))

@@ -52,7 +52,11 @@
 //!     .extension(FnExtension::new("guard", |api| {
 //!         api.register_tool(echo("delete_all"))?;
 //!         api.on_tool_call(|e: &mut ToolCallEvent, _: &ExtensionContext| {
-//!             Ok((e.tool_name == "delete_all").then(|| ToolCallDecision::block("not today")))
+//!             Ok(if e.tool_name == "delete_all" {
+//!                 ToolCallDecision::block("not today")
+//!             } else {
+//!                 ToolCallDecision::Allow
+//!             })
 //!         })
 //!     }))
 //!     .build()?;

@@ -404,6 +404,13 @@ impl Shared {
         }
     }
 
+    fn redact_text(&self, text: &str) -> String {
+        match &self.redactor {
+            Some(r) => r.redact(text).into_owned(),
+            None => text.to_owned(),
+        }
+    }
+
     fn handlers<H: ?Sized>(
         &self,
         pick: impl Fn(&ExtensionSlot) -> &Vec<Arc<H>>,
@@ -532,9 +539,9 @@ impl BeforeToolCall for SessionHooks {
         &self,
         ctx: BeforeToolCallContext<'_>,
         signal: &AbortSignal,
-    ) -> Result<Option<BeforeToolCallResult>, ToolError> {
+    ) -> Result<BeforeToolCallResult, ToolError> {
         let Some(shared) = self.0.upgrade() else {
-            return Ok(None);
+            return Ok(BeforeToolCallResult::Allow);
         };
         let handlers: Vec<Arc<dyn ToolCallHandler>> = shared
             .handlers(|s| &s.tool_call)
@@ -542,7 +549,7 @@ impl BeforeToolCall for SessionHooks {
             .map(|(_, h)| h)
             .collect();
         if handlers.is_empty() {
-            return Ok(None);
+            return Ok(BeforeToolCallResult::Allow);
         }
         let mut event = ToolCallEvent {
             tool_name: ctx.tool_call.name.to_string(),
@@ -553,13 +560,14 @@ impl BeforeToolCall for SessionHooks {
         let outcome = run_tool_call_chain(&handlers, &mut event, &ext_ctx).await;
         *ctx.args = event.input;
         match outcome {
-            Ok(Some(mut decision)) => {
-                if let (Some(r), Some(reason)) = (&shared.redactor, decision.reason.as_mut()) {
-                    *reason = r.redact(reason).into_owned();
-                }
-                Ok(Some(decision))
-            }
-            Ok(None) => Ok(None),
+            Ok(BeforeToolCallResult::Block {
+                reason: Some(reason),
+                terminate,
+            }) if shared.redactor.is_some() => Ok(BeforeToolCallResult::Block {
+                reason: Some(shared.redact_text(&reason)),
+                terminate,
+            }),
+            Ok(decision) => Ok(decision),
             Err(error) => Err(shared.redact(error)),
         }
     }
