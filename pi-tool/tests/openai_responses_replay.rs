@@ -447,3 +447,34 @@ async fn the_router_reaches_the_provider() {
         requests[0]
     );
 }
+
+/// Against a real llama.cpp `llama-server` (its `/v1/responses` endpoint, the shape
+/// without `output_index`), when `PI_TOOL_LOCAL_LLM_URL` names one
+/// (`scripts/local-llm/local-llm start` prints it).
+#[tokio::test]
+async fn a_local_llama_server_answers() {
+    let Ok(base_url) = std::env::var("PI_TOOL_LOCAL_LLM_URL") else {
+        eprintln!("PI_TOOL_LOCAL_LLM_URL not set: skipped");
+        return;
+    };
+    let mut model = Model::new("local", "openai-responses", "llama-cpp");
+    model.base_url = base_url;
+    model.max_tokens = 32;
+    model.context_window = 4096;
+    let options = StreamOptions {
+        api_key: Some("none".into()),
+        ..StreamOptions::default()
+    };
+    let events: Vec<AssistantMessageEvent> = OpenAiResponses::new()
+        .stream(&model, &context(), options)
+        .collect()
+        .await;
+    let kinds = kinds(&events);
+    let Some(AssistantMessageEvent::Done { message, .. }) = events.last() else {
+        panic!("{events:?}");
+    };
+    assert_eq!(kinds.first(), Some(&"start"));
+    assert!(message.usage.output > 0, "{message:?}");
+    assert!(message.response_id.is_some(), "{message:?}");
+    assert!(!text_of(message).concat().is_empty(), "{kinds:?}");
+}
