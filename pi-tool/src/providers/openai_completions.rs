@@ -31,7 +31,8 @@ pub use self::compat::OpenAiCompletionsCompat;
 /// `cf-aig-authorization`) header stands in for it, as in pi-ai. Without either, the
 /// stream is one `error` event naming the variable (pi-ai throws instead). Every other
 /// failure ends the stream with one `error` event carrying pi-ai's text; the key never
-/// appears in it.
+/// appears in it (a server that echoes it in an error body gets `<redacted>` in its
+/// place, where pi-ai would show the key).
 ///
 /// ```no_run
 /// use futures::StreamExt;
@@ -112,10 +113,20 @@ impl StreamFn for OpenAiCompletions {
             if let Err(message) = result {
                 // pi-ai's catch: the reasoning details still become the signature.
                 events.apply_reasoning_details(&mut out);
+                let message = redact_key(message, &prepared.api_key);
                 out.fail(options.signal.is_aborted(), message);
             }
         })
     }
+}
+
+/// A server may echo the key in its error body; pi-ai would show it, we do not.
+fn redact_key(message: String, key: &ApiKey) -> String {
+    let key = key.expose();
+    if key.is_empty() || !message.contains(key) {
+        return message;
+    }
+    message.replace(key, "<redacted>")
 }
 
 /// The request, then the stream; `Err` is the final error message.

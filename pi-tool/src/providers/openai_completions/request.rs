@@ -22,6 +22,8 @@ pub(super) struct Prepared {
     pub(super) headers: Vec<(String, String)>,
     pub(super) body: Vec<u8>,
     pub(super) compat: Compat,
+    /// The key the headers carry, to keep it out of error texts.
+    pub(super) api_key: ApiKey,
 }
 
 /// pi's thinking level names (`EXTENDED_THINKING_LEVELS`, without `max`).
@@ -111,6 +113,7 @@ pub(super) fn prepare(
         headers: headers(model, options, &compat, session, api_key),
         body: crate::providers::js::stringify(&Value::Object(body)).into_bytes(),
         compat,
+        api_key: api_key.clone(),
     })
 }
 
