@@ -10,8 +10,10 @@ mod compat;
 mod events;
 mod failure;
 mod headers;
+mod messages;
 mod request;
 mod sse;
+mod tools;
 
 use std::time::Duration;
 

@@ -10,9 +10,9 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use super::body::from_claude_code_name;
 use super::compat::AnthropicCompat;
 use super::sse::SseEvent;
+use super::tools::from_claude_code_name;
 use crate::agent::message::now_millis;
 use crate::agent::{AssistantContent, Model, StopReason, ToolCall};
 use crate::providers::cost::calculate_cost;
