@@ -254,7 +254,7 @@ impl ToolResultHandler for RuleHandler {
         &self,
         event: &ToolResultEvent,
         ctx: &ExtensionContext,
-    ) -> Result<Option<ToolResultPatch>, ToolError> {
+    ) -> Result<ToolResultPatch, ToolError> {
         let (id, name) = (&event.tool_call_id, &event.tool_name);
         let mut extra = Map::new();
         extra.insert("input".into(), event.input.clone());
@@ -271,21 +271,21 @@ impl ToolResultHandler for RuleHandler {
         }
         self.record("tool_result", id, name, ctx, Value::Object(extra));
         let Some(rule) = first_rule(&self.rules, id, name) else {
-            return Ok(None);
+            return Ok(ToolResultPatch::default());
         };
         if let Some(message) = rule.get("throw") {
             return Err(ToolError::new(message.as_str().unwrap_or_default()));
         }
         let Some(ret) = rule.get("return") else {
-            return Ok(None);
+            return Ok(ToolResultPatch::default());
         };
         let content = rule_content(ret, "tool_result")?;
-        Ok(Some(ToolResultPatch {
+        Ok(ToolResultPatch {
             content,
             details: ret.get("details").cloned(),
             is_error: ret.get("isError").and_then(Value::as_bool),
             usage: ret.get("usage").cloned(),
-        }))
+        })
     }
 }
 

@@ -332,7 +332,7 @@ impl AfterToolCall for AfterRules {
         &self,
         ctx: AfterToolCallContext<'_>,
         _signal: &AbortSignal,
-    ) -> Result<Option<AfterToolCallResult>, ToolError> {
+    ) -> Result<AfterToolCallResult, ToolError> {
         let call = ctx.tool_call;
         self.host.recorder.harness(
             "after_tool_call",
@@ -340,7 +340,7 @@ impl AfterToolCall for AfterRules {
                    "result": ctx.result.to_json(), "isError": ctx.is_error}),
         );
         let Some(rule) = first_rule(&self.rules, &call.id, &call.name) else {
-            return Ok(None);
+            return Ok(AfterToolCallResult::default());
         };
         if truthy(rule.get("abort")) {
             self.host.abort("after_tool_call");
@@ -349,15 +349,15 @@ impl AfterToolCall for AfterRules {
             return Err(ToolError::new(message.as_str().unwrap_or_default()));
         }
         let Some(ret) = rule.get("return") else {
-            return Ok(None);
+            return Ok(AfterToolCallResult::default());
         };
         let content = rule_content(ret, "afterToolCall")?;
-        Ok(Some(AfterToolCallResult {
+        Ok(AfterToolCallResult {
             content,
             details: ret.get("details").cloned(),
             usage: ret.get("usage").cloned(),
             terminate: ret.get("terminate").and_then(Value::as_bool),
             is_error: ret.get("isError").and_then(Value::as_bool),
-        }))
+        })
     }
 }

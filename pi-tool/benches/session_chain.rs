@@ -9,7 +9,7 @@ use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_mai
 use pi_tool::agent::{AssistantContent, FauxModel, FauxTurn};
 use pi_tool::session::{
     AgentSession, ExtensionApi, FnExtension, SessionError, ToolCallDecision, ToolCallEvent,
-    ToolResultEvent,
+    ToolResultEvent, ToolResultPatch,
 };
 use pi_tool::{
     AbortSignal, ExtensionContext, JsonDetails, JsonToolResult, OnUpdate, ToolDefinition,
@@ -65,7 +65,7 @@ fn handlers(api: &ExtensionApi) -> Result<(), SessionError> {
         let _ = ctx.has_ui();
         Ok(ToolCallDecision::Allow)
     })?;
-    api.on_tool_result(|_: &ToolResultEvent, _: &ExtensionContext| Ok(None))
+    api.on_tool_result(|_: &ToolResultEvent, _: &ExtensionContext| Ok(ToolResultPatch::default()))
 }
 
 fn bench_session(c: &mut Criterion) {

@@ -527,10 +527,10 @@ async fn tool_result_handlers_chain_and_a_failing_one_is_reported_and_skipped() 
         .custom_tool(tool("echo", "original"))
         .extension(ext("ext-a", |api| {
             api.on_tool_result(|_: &ToolResultEvent, _: &ExtensionContext| {
-                Ok(Some(ToolResultPatch {
+                Ok(ToolResultPatch {
                     content: Some(vec![pi_tool::Content::text("replaced")]),
                     ..Default::default()
-                }))
+                })
             })?;
             api.on_tool_result(|_: &ToolResultEvent, _: &ExtensionContext| {
                 Err(ToolError::new("oops"))
@@ -539,11 +539,11 @@ async fn tool_result_handlers_chain_and_a_failing_one_is_reported_and_skipped() 
         .extension(ext("ext-b", |api| {
             api.on_tool_result(|e: &ToolResultEvent, _: &ExtensionContext| {
                 assert_eq!(e.content, vec![pi_tool::Content::text("replaced")]);
-                Ok(Some(ToolResultPatch {
+                Ok(ToolResultPatch {
                     is_error: Some(true),
                     details: Some(json!({"by": "b"})),
                     ..Default::default()
-                }))
+                })
             })
         }))
         .build()

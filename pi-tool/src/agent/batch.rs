@@ -337,8 +337,7 @@ impl<'a> Batch<'a> {
                     .catch_unwind()
                     .await;
                 match after {
-                    Ok(Ok(Some(replacement))) => merge_after(result, is_error, replacement),
-                    Ok(Ok(None)) => (result, is_error),
+                    Ok(Ok(replacement)) => merge_after(result, is_error, replacement),
                     Ok(Err(error)) => (error_result(error.message()), true),
                     Err(panic) => (
                         error_result(format!("after_tool_call panicked: {}", panic_text(&*panic))),

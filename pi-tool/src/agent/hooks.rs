@@ -121,7 +121,8 @@ pub struct AfterToolCallContext<'a> {
 }
 
 /// Field-by-field replacements of an executed call's result (Pi's
-/// `AfterToolCallResult`). `None` keeps the field.
+/// `AfterToolCallResult`). `None` keeps the field, so the default keeps the result as
+/// it is.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct AfterToolCallResult {
     /// New content.
@@ -139,12 +140,13 @@ pub struct AfterToolCallResult {
 /// A hook run after each executed call (Pi's `afterToolCall`).
 #[async_trait]
 pub trait AfterToolCall: Send + Sync + 'static {
-    /// Inspects (and may rewrite) one executed call's result. `Ok(None)`: keep it.
+    /// Inspects (and may rewrite) one executed call's result;
+    /// `AfterToolCallResult::default()` keeps it.
     async fn after_tool_call(
         &self,
         ctx: AfterToolCallContext<'_>,
         signal: &AbortSignal,
-    ) -> Result<Option<AfterToolCallResult>, ToolError>;
+    ) -> Result<AfterToolCallResult, ToolError>;
 }
 
 /// Applies Pi's `finalizeExecutedToolCall` merge.

@@ -117,7 +117,8 @@ pub struct ToolResultEvent {
     pub usage: Option<Value>,
 }
 
-/// Field-by-field replacements from a `tool_result` handler; `None` keeps the field.
+/// Field-by-field replacements from a `tool_result` handler; `None` keeps the field, so
+/// the default keeps the result as it is.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ToolResultPatch {
     /// New content.
@@ -130,23 +131,34 @@ pub struct ToolResultPatch {
     pub usage: Option<Value>,
 }
 
+impl ToolResultPatch {
+    /// Whether the patch changes nothing.
+    pub fn is_keep(&self) -> bool {
+        self.content.is_none()
+            && self.details.is_none()
+            && self.is_error.is_none()
+            && self.usage.is_none()
+    }
+}
+
 /// A `tool_result` handler. Sync closures
-/// `Fn(&ToolResultEvent, &ExtensionContext) -> Result<Option<ToolResultPatch>, ToolError>`
+/// `Fn(&ToolResultEvent, &ExtensionContext) -> Result<ToolResultPatch, ToolError>`
 /// are handlers too.
 #[async_trait]
 pub trait ToolResultHandler: Send + Sync + 'static {
-    /// Inspects (and may rewrite) one executed call's result.
+    /// Inspects (and may rewrite) one executed call's result;
+    /// `ToolResultPatch::default()` keeps it.
     async fn on_tool_result(
         &self,
         event: &ToolResultEvent,
         ctx: &ExtensionContext,
-    ) -> Result<Option<ToolResultPatch>, ToolError>;
+    ) -> Result<ToolResultPatch, ToolError>;
 }
 
 #[async_trait]
 impl<F> ToolResultHandler for F
 where
-    F: Fn(&ToolResultEvent, &ExtensionContext) -> Result<Option<ToolResultPatch>, ToolError>
+    F: Fn(&ToolResultEvent, &ExtensionContext) -> Result<ToolResultPatch, ToolError>
         + Send
         + Sync
         + 'static,
@@ -155,7 +167,7 @@ where
         &self,
         event: &ToolResultEvent,
         ctx: &ExtensionContext,
-    ) -> Result<Option<ToolResultPatch>, ToolError> {
+    ) -> Result<ToolResultPatch, ToolError> {
         self(event, ctx)
     }
 }
@@ -237,8 +249,8 @@ pub(crate) async fn run_tool_result_chain(
             .catch_unwind()
             .await;
         let patch = match outcome {
-            Ok(Ok(Some(patch))) => patch,
-            Ok(Ok(None)) => continue,
+            Ok(Ok(patch)) if patch.is_keep() => continue,
+            Ok(Ok(patch)) => patch,
             Ok(Err(error)) => {
                 failures.push(HandlerFailure {
                     index,
@@ -358,19 +370,19 @@ mod tests {
     async fn result_handlers_see_earlier_replacements_and_failures_are_skipped() {
         let handlers: Vec<Arc<dyn ToolResultHandler>> = vec![
             Arc::new(|_: &ToolResultEvent, _: &ExtensionContext| {
-                Ok(Some(ToolResultPatch {
+                Ok(ToolResultPatch {
                     content: Some(vec![Content::text("new")]),
                     ..Default::default()
-                }))
+                })
             }),
             Arc::new(|_: &ToolResultEvent, _: &ExtensionContext| Err(ToolError::new("bad"))),
             Arc::new(|e: &ToolResultEvent, _: &ExtensionContext| {
                 assert_eq!(e.content, vec![Content::text("new")]);
-                Ok(Some(ToolResultPatch {
+                Ok(ToolResultPatch {
                     is_error: Some(true),
                     details: Some(json!({"x": 1})),
                     ..Default::default()
-                }))
+                })
             }),
         ];
         let mut event = ToolResultEvent {

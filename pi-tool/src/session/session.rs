@@ -579,9 +579,9 @@ impl AfterToolCall for SessionHooks {
         &self,
         ctx: AfterToolCallContext<'_>,
         signal: &AbortSignal,
-    ) -> Result<Option<AfterToolCallResult>, ToolError> {
+    ) -> Result<AfterToolCallResult, ToolError> {
         let Some(shared) = self.0.upgrade() else {
-            return Ok(None);
+            return Ok(AfterToolCallResult::default());
         };
         let handlers = shared.handlers(|s| &s.tool_result);
         let mut after = None;
@@ -630,7 +630,7 @@ impl AfterToolCall for SessionHooks {
                 }
             }
         }
-        Ok(after)
+        Ok(after.unwrap_or_default())
     }
 }
 
