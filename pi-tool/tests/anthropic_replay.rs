@@ -764,3 +764,59 @@ async fn a_local_llama_server_answers() {
     assert!(message.usage.output > 0, "{message:?}");
     assert!(!message.content.is_empty(), "{kinds:?}");
 }
+
+/// A tool call whose arguments stream in 4 KB `input_json_delta`s costs a flat time per
+/// byte from 100 KB to 10 MB (pi-ai re-parses the whole text on every delta). Timing
+/// depends on the machine, so it runs on request: `cargo test ... -- --ignored`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "timing; run with --ignored on a quiet machine"]
+async fn large_tool_arguments_stream_in_linear_time() {
+    async fn run(size: usize) -> Duration {
+        let mut chunks = vec![
+            r#"event: message_start
+data: {"type":"message_start","message":{"id":"m","model":"x","usage":{"input_tokens":1,"output_tokens":1}}}
+
+event: content_block_start
+data: {"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t","name":"write","input":{}}}
+
+"#
+            .to_owned(),
+        ];
+        let mut body = String::from(r#"{"path": "a.txt", "content": ""#);
+        body.push_str(&"x".repeat(size));
+        body.push_str(r#""}"#);
+        let mut batch = String::new();
+        for piece in body.as_bytes().chunks(4096) {
+            let piece = std::str::from_utf8(piece).unwrap();
+            let delta = json!({"type": "content_block_delta", "index": 0,
+                "delta": {"type": "input_json_delta", "partial_json": piece}});
+            batch.push_str(&format!("event: content_block_delta\ndata: {delta}\n\n"));
+            if batch.len() > 256 * 1024 {
+                chunks.push(std::mem::take(&mut batch));
+            }
+        }
+        batch.push_str("event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\nevent: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":5}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n");
+        chunks.push(batch);
+        let (port, _) =
+            serve_each(vec![json!({"status": 200, "chunks": chunks, "delayMs": 0})]).await;
+        let model = test_model(port);
+        let options = StreamOptions {
+            api_key: Some("k".into()),
+            ..StreamOptions::default()
+        };
+        let started = std::time::Instant::now();
+        let (_, message) = last_event(&model, options).await;
+        let elapsed = started.elapsed();
+        let call = message.tool_calls().next().unwrap();
+        assert_eq!(call.arguments["content"].as_str().unwrap().len(), size);
+        elapsed
+    }
+    let mut per_byte = Vec::new();
+    for size in [100_000usize, 1_000_000, 10_000_000] {
+        let elapsed = run(size).await;
+        let ns = elapsed.as_nanos() as f64 / size as f64;
+        eprintln!("{size} bytes: {elapsed:?} ({ns:.1} ns/byte)");
+        per_byte.push(ns);
+    }
+    assert!(per_byte[2] < per_byte[1] * 3.0, "{per_byte:?}");
+}
