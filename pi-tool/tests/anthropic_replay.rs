@@ -273,6 +273,7 @@ fn build(fixture: &Value, port: u16) -> (Model, Context, StreamOptions) {
             .map(|(k, v)| (k.clone(), v.as_str().map(str::to_owned)))
             .collect(),
         metadata: o["metadata"].as_object().cloned(),
+        max_retries: o["maxRetries"].as_u64().map(|n| n as u32),
         ..StreamOptions::default()
     };
     (model, context, options)

@@ -100,3 +100,6 @@ fx("x-two-deltas-dup-index", {"messages":[user("hi")]}, [start(),
    sse("message_delta",{"type":"message_delta","delta":{"stop_reason":"stop_sequence"},"usage":{"output_tokens":9,"input_tokens":4}}),
    sse("message_stop",{"type":"message_stop"})])
 fx("x-http-500-retry-none", {"messages":[user("hi")]}, {"chunks":["{\"error\": {\"message\": {\"nested\": true}}, \"message\": 0}"],"headers":{"content-type":"application/json","x-should-retry":"true"},"status":503,"delayMs":0,"disconnectAfterChunk":None})
+fx("x-retry-429", {"messages":[user("hi")]}, {"chunks":["{\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\",\"message\":\"slow\"}}"],"headers":{"content-type":"application/json","retry-after-ms":"5"},"status":429,"delayMs":0,"disconnectAfterChunk":None}, options={"maxRetries":2})
+fx("x-retry-too-long", {"messages":[user("hi")]}, {"chunks":["{\"message\":\"wait\"}"],"headers":{"content-type":"application/json","retry-after":"120"},"status":503,"delayMs":0,"disconnectAfterChunk":None}, options={"maxRetries":1})
+fx("x-retry-not-retryable", {"messages":[user("hi")]}, {"chunks":["{\"message\":\"bad\"}"],"headers":{"content-type":"application/json","x-should-retry":"false"},"status":500,"delayMs":0,"disconnectAfterChunk":None}, options={"maxRetries":3})
