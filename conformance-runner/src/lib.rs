@@ -61,7 +61,7 @@ pub const DOCUMENTED_SESSION_DIFFERENCES: &[(&str, &str)] = &[
     ),
     (
         "S08a-set-active-tools-unknown-and-duplicates",
-        "set_active_tools_by_name removes duplicate names (and reports them) instead of sending a tool twice",
+        "set_active_tools removes duplicate names (and reports them) instead of sending a tool twice",
     ),
 ];
 

@@ -86,7 +86,7 @@ impl SessionTool {
 
     fn active_tools(&self) -> Result<Vec<String>, SessionError> {
         match &self.owner {
-            Owner::Extension(api) => api.get_active_tools(),
+            Owner::Extension(api) => api.active_tool_names(),
             Owner::Custom(session) => Ok(lock(session)
                 .as_ref()
                 .map(AgentSession::active_tool_names)
@@ -98,7 +98,7 @@ impl SessionTool {
         match &self.owner {
             Owner::Extension(api) => api.set_active_tools(names).map(drop),
             Owner::Custom(session) => match lock(session).as_ref() {
-                Some(s) => s.set_active_tools_by_name(names).map(drop),
+                Some(s) => s.set_active_tools(names).map(drop),
                 None => Err(SessionError::NotInitialized),
             },
         }
@@ -453,7 +453,7 @@ pub async fn run_session_layer(s: &Value) -> Value {
         });
     }
     if let Some(names) = strings(cfg.get("setActiveTools")) {
-        if let Err(error) = session.set_active_tools_by_name(names) {
+        if let Err(error) = session.set_active_tools(names) {
             tracing::warn!("setActiveTools failed: {error}");
         }
         registry.insert("beforePrompt".into(), registry_snapshot(&session));

@@ -365,7 +365,7 @@ async fn steering_and_follow_up_messages() {
     assert!(!agent.has_queued_messages());
 }
 
-/// `prompt` during a run fails with Pi's text; `continue_` resumes from a tool result.
+/// `prompt` during a run fails with Pi's text; `resume` (Pi's `continue`) resumes from a tool result.
 #[tokio::test]
 async fn prompt_while_running_and_continue() {
     let faux = FauxModel::new(vec![
@@ -382,11 +382,11 @@ async fn prompt_while_running_and_continue() {
     );
     run.await.unwrap().unwrap();
     assert!(
-        agent.continue_().await.is_err(),
+        agent.resume().await.is_err(),
         "last message is the assistant's"
     );
     agent.set_messages(vec![Message::user_text("again")]);
-    agent.continue_().await.unwrap();
+    agent.resume().await.unwrap();
     let last = agent.messages().last().cloned().unwrap();
     assert_eq!(last.as_assistant().unwrap().text(), "Done.");
 }

@@ -173,7 +173,7 @@ async fn the_allowlist_and_excludes_filter_the_registry_itself() {
     assert_eq!(names, ["a", "c"]);
     assert_eq!(session.active_tool_names(), ["c", "a"]);
     let change = session
-        .set_active_tools_by_name(["a", "b", "d", "a", "zz"])
+        .set_active_tools(["a", "b", "d", "a", "zz"])
         .unwrap();
     assert_eq!(change.active, ["a"]);
     assert_eq!(change.unknown, ["b", "d", "zz"]);
@@ -278,7 +278,7 @@ async fn a_call_that_only_adds_active_tools_records_them_on_its_result() {
         .build()
         .unwrap();
     session
-        .set_active_tools_by_name(["load", "load_again", "narrow"])
+        .set_active_tools(["load", "load_again", "narrow"])
         .unwrap();
     session.prompt("go").await.unwrap();
     let added: Vec<Option<Vec<String>>> = session
@@ -359,7 +359,7 @@ fn the_system_prompt_lists_active_snippets_and_guidelines_and_a_custom_prompt_re
         "\n\nGuidelines:\n- Prefer a\n- Be concise in your responses\n- Use b\n- Show file paths clearly when working with files"
     ));
     assert!(prompt.ends_with("\nCurrent working directory: /work"));
-    session.set_active_tools_by_name(["b"]).unwrap();
+    session.set_active_tools(["b"]).unwrap();
     assert!(
         session
             .system_prompt()
@@ -633,7 +633,7 @@ async fn contexts_are_fresh_live_views_and_go_stale_after_dispose() {
 fn action_methods_fail_while_extensions_load() {
     let error = AgentSession::builder(Arc::new(FauxModel::default()))
         .extension(ext("early", |api| {
-            api.get_active_tools()?;
+            api.active_tool_names()?;
             Ok(())
         }))
         .build()

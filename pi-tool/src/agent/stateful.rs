@@ -536,9 +536,10 @@ impl Agent {
         Ok(())
     }
 
-    /// Continues from the transcript (Pi's `agent.continue()`): the last message must
-    /// be a user or tool-result message, or queued messages must exist.
-    pub async fn continue_(&self) -> Result<(), AgentError> {
+    /// Continues from the transcript (Pi's `agent.continue()`, a keyword in Rust): the
+    /// last message must be a user or tool-result message, or queued messages must exist.
+    #[doc(alias = "continue")]
+    pub async fn resume(&self) -> Result<(), AgentError> {
         let last_is_assistant = match lock(&self.inner.state).messages.last() {
             None => return Err(AgentError::NoMessages),
             Some(m) => matches!(m, Message::Assistant(_)),

@@ -6,7 +6,7 @@
 //! `on_tool_result`, `on_tool_execution`). The API is a cheap, cloneable handle: keep a
 //! clone in a tool to register more tools or change the active set while the session
 //! runs. During loading the session does not exist yet, so the action methods
-//! (`get_active_tools`, `set_active_tools`) fail with Pi's message.
+//! (`active_tool_names`, `set_active_tools`) fail with Pi's message.
 //!
 //! Every extension's tools are owned by `<inline:NAME>`; a name registered by two
 //! owners makes the session refuse to build (or the late registration fail).
@@ -129,7 +129,8 @@ impl ExtensionApi {
     }
 
     /// The active tool names (Pi's `pi.getActiveTools()`); an error during loading.
-    pub fn get_active_tools(&self) -> Result<Vec<String>, SessionError> {
+    #[doc(alias = "getActiveTools")]
+    pub fn active_tool_names(&self) -> Result<Vec<String>, SessionError> {
         let shared = self.shared()?;
         if !shared.is_ready() {
             return Err(SessionError::NotInitialized);
@@ -138,7 +139,8 @@ impl ExtensionApi {
     }
 
     /// Sets the active tools by name (Pi's `pi.setActiveTools`); see
-    /// [`AgentSession::set_active_tools_by_name`](super::AgentSession::set_active_tools_by_name).
+    /// [`AgentSession::set_active_tools`](super::AgentSession::set_active_tools).
+    #[doc(alias = "setActiveTools")]
     pub fn set_active_tools<I, S>(&self, names: I) -> Result<ActiveToolsChange, SessionError>
     where
         I: IntoIterator<Item = S>,

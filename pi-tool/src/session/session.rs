@@ -779,6 +779,7 @@ impl AgentSession {
     }
 
     /// The active tool names, in order (Pi's `getActiveToolNames`).
+    #[doc(alias = "getActiveToolNames")]
     pub fn active_tool_names(&self) -> Vec<String> {
         self.shared.active_tool_names()
     }
@@ -786,10 +787,8 @@ impl AgentSession {
     /// Sets the active tools by name (Pi's `setActiveToolsByName`): unknown names are
     /// ignored and duplicates removed, both reported back; the system prompt is rebuilt;
     /// a running run sees the change from its next model call.
-    pub fn set_active_tools_by_name<I, S>(
-        &self,
-        names: I,
-    ) -> Result<ActiveToolsChange, SessionError>
+    #[doc(alias = "setActiveToolsByName")]
+    pub fn set_active_tools<I, S>(&self, names: I) -> Result<ActiveToolsChange, SessionError>
     where
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
