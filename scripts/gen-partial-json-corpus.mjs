@@ -17,7 +17,8 @@
 //   j: JSON.parse(prefix)           likewise
 // To keep the file small, a result equal to the previous prefix's is written as "=", and
 // an r equal to its j as "j".
-// The `errors` list records r and j for whole texts that exercise V8's messages.
+// The `errors` list records s, r and j for whole texts that exercise V8's messages and
+// partial-json's quirks, followed by 400 seeded random texts.
 //
 // Lone surrogates (a cut "\ud83d\ude00" escape, a message that quotes half a pair) are
 // written as U+FFFD, which is what pi-tool holds for them (a Rust string has no lone
@@ -95,8 +96,76 @@ const ERRORS = [
 	'{"a":1}\r\n\r\nx', '{"a":1}\r\rx', '{"a":1}\n\rx', '"abc\\qdef"', "t", "f", "fals", "falsy", "nult", "[tru]",
 	"[t,", '{"a":1}\u00a0', "\ufeff{}", "123456789012345678901234567890x", '{"a": [1, 2, 3, 4, 5, 6, 7, 8, 9, x]}',
 	'["a","b"x]', "[😀]", '{"path": "C:\\Users\\x"} extra', '{"t": "a\nb"', '{"t": "bad \\q', "{\"x\": [1, 2, 3, 4, 5, 6, 7, 8]}}",
-	'{"a": 1}   \n  {"b": 2}', "\u2028{}", '{"u": "\\uD83D"}',
+	'{"a": 1}   \n  {"b": 2}', "\u2028{}", '{"u": "\\uD83D"}', '"\\Ā"', '"\\😀"', '"\\é"', "tr0", 'n"', "[t1]",
+	"f-", '{"__proto__": null, "__proto__": 1.5, "a": ', '{"__proto__": {"__proto__": null}, "__proto__": 2, "b": ',
+	'{"__proto__": [1], "__proto__": 3, "c":', '{"__proto__": 7, "d": 1', '[{"k"😀x, "b": 1}, 2, 3',
+	'[{"k"é 1, "b": 1}, 2', '[1, 2}, 3]', '[{"a": 1x}, {"b": 2}',
 ];
+
+// Random texts: JSON-like values with random blanks, cut and mutated with the characters
+// the parsers treat specially. A fixed seed keeps the file stable.
+const RANDOM_CASES = 400;
+const ALPHABET = ['"', "\\", "{", "}", "[", "]", ",", ":", "e", "E", "-", "+", ".", "0", "1", "9", "a", "n", "t", "f",
+	"u", "l", "r", "s", "N", "I", "\n", "\r", "\t", " ", "\u0001", "😀", "é", "\u00a0", "/", "x", "_", "\u2028"];
+let seed = 20251201;
+function random() {
+	// mulberry32
+	seed = (seed + 0x6d2b79f5) | 0;
+	let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+	t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+	return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+}
+const pick = (items) => items[Math.floor(random() * items.length)];
+function randomString() {
+	let s = "";
+	const n = Math.floor(random() * 8);
+	for (let i = 0; i < n; i++) {
+		s += pick(["a", " ", "\\n", '\\"', "\\\\", "\\u00e9", "\\ud83d\\ude00", "é", "😀", "\\t", "\\/", "1", "\\q", "\n", "\\u12", "\u0002", "\\"]);
+	}
+	return s;
+}
+function randomNumber() {
+	return pick(["0", "-0", "1", "-1", "12", "1.5", "-2.25", "1e5", "1E-3", "2.5e+10", "12345678901234567890", "1e400",
+		"-1e400", "0.1", "9007199254740993", "1.", "01", "-", "1e", ".5", "5x"]);
+}
+function randomValue(depth) {
+	const r = random();
+	if (depth > 3 || r < 0.35) {
+		return pick(["null", "true", "false", randomNumber(), `"${randomString()}"`, "NaN", "Infinity", "tru", "nul"]);
+	}
+	const n = Math.floor(random() * 4);
+	const items = [];
+	if (r < 0.65) {
+		for (let i = 0; i < n; i++) items.push(randomValue(depth + 1));
+		return `[${items.join(pick([",", ", ", " ,", ",\n"]))}]`;
+	}
+	for (let i = 0; i < n; i++) {
+		const key = pick(["a", "b", "1", "0", "10", "__proto__", "key", "é", randomString()]);
+		items.push(`"${key}"${pick([":", ": ", " : ", ":\n"])}${randomValue(depth + 1)}`);
+	}
+	return `{${items.join(pick([",", ", ", ",\r\n"]))}}`;
+}
+function mutate(text) {
+	const points = Array.from(text);
+	const edits = Math.floor(random() * 3);
+	for (let i = 0; i < edits; i++) {
+		const at = Math.floor(random() * (points.length + 1));
+		const op = random();
+		if (op < 0.4) points.splice(at, 0, pick(ALPHABET));
+		else if (op < 0.7) points.splice(at, 1);
+		else points[at] = pick(ALPHABET);
+	}
+	return points.join("");
+}
+function randomText() {
+	let text = randomValue(0);
+	if (random() < 0.7) text = mutate(text);
+	if (random() < 0.6) {
+		const points = Array.from(text);
+		text = points.slice(0, Math.floor(random() * (points.length + 1))).join("");
+	}
+	return text;
+}
 
 /** Replaces lone surrogates with U+FFFD everywhere in a value (keys included). */
 function wellFormed(value) {
@@ -146,7 +215,9 @@ const documents = DOCUMENTS.map((text) => {
 	return { text, prefixes };
 });
 
-const errors = ERRORS.map((text) => ({
+const randomTexts = [];
+while (randomTexts.length < RANDOM_CASES) randomTexts.push(randomText());
+const errors = [...ERRORS, ...randomTexts].map((text) => ({
 	text,
 	s: JSON.stringify(wellFormed(parseStreamingJson(text))),
 	r: result(parseJsonWithRepair, text),

@@ -16,7 +16,10 @@
 //!   far and its parent carries on from where the failure left the cursor. Only a
 //!   failure outside every container makes the whole parse fail.
 //! * The byte after an object key (and its blanks) is skipped without being checked.
-//! * A `__proto__` key is dropped (JavaScript's `obj[key] = value` sets the prototype).
+//! * `obj[key] = value` is JavaScript's assignment: a `__proto__` key sets the object's
+//!   prototype (to an object or null; other values are ignored) and is not a property,
+//!   until a null prototype somewhere in the chain has removed that setter, after which
+//!   `__proto__` is an ordinary key.
 //!
 //! Where the JavaScript recurses, this keeps its own stack, so depth costs heap only
 //! (JavaScript runs out of call stack after some thousands of levels and then reads
@@ -26,8 +29,8 @@
 //! The text is handled as UTF-8 bytes; JavaScript indexes UTF-16 units. Every position
 //! the algorithm stops at is an ASCII byte or the end, so the two agree, except where
 //! one unit is skipped blindly after a key: a character outside the BMP is two units in
-//! JavaScript, the skip lands between them, and the next value always fails there, which
-//! is what this port does.
+//! JavaScript, the skip lands between them, and the value read from there is a number
+//! that never parses (a lone surrogate starts it), which this port reproduces.
 
 use serde_json::{Map, Value};
 
@@ -52,35 +55,79 @@ pub(super) fn parse(text: &str) -> Result<Option<Value>, Thrown> {
         last_e: None,
         last_backslash: None,
     };
-    let value = parser.run()?;
-    // The `null` branch is taken at the top only by a text that starts with (a prefix
-    // of) `null`; every other way to a null is a non-finite number, which stays.
-    let bytes = text.as_bytes();
-    let null_literal =
-        bytes.starts_with(b"null") || (bytes.len() < 4 && b"null".starts_with(bytes));
-    Ok(if null_literal && value.is_null() {
+    let (value, origin) = parser.run()?;
+    Ok(if value.is_null() && matches!(origin, Origin::Other) {
         None
     } else {
         Some(value)
     })
 }
 
+/// What JavaScript value a delivered [`Value`] stands for, where the `Value` alone does
+/// not say: `null` may be a non-finite number, and an object's prototype chain decides
+/// what assigning it to `__proto__` does.
+#[derive(Clone, Copy)]
+enum Origin {
+    /// A string, boolean, finite number or `null` itself.
+    Other,
+    /// Infinity, -Infinity or NaN (held as `null`).
+    NonFinite,
+    /// An object or array; whether its prototype chain still has `Object.prototype`'s
+    /// `__proto__` setter.
+    Object { proto_setter: bool },
+}
+
 enum Frame {
     /// An array, and the cursor when its current element started (for the no-progress
     /// guard).
     Array(Vec<Value>, usize),
-    /// An object, the key whose value is being read, and whether any key is an array
-    /// index (JavaScript enumerates those first).
-    Object(Map<String, Value>, Option<String>, bool),
+    /// An object being read.
+    Object(ObjectFrame),
+}
+
+struct ObjectFrame {
+    map: Map<String, Value>,
+    /// The key whose value is being read.
+    key: Option<String>,
+    /// Whether a key is an array index (JavaScript enumerates those first).
+    has_index_key: bool,
+    /// Whether assigning `__proto__` still reaches `Object.prototype`'s setter.
+    proto_setter: bool,
 }
 
 impl Frame {
-    fn into_value(self) -> Value {
+    fn into_value(self) -> (Value, Origin) {
         match self {
-            Frame::Array(items, _) => Value::Array(items),
-            Frame::Object(map, _, false) => Value::Object(map),
-            Frame::Object(map, _, true) => Value::Object(js_ordered(map)),
+            Frame::Array(items, _) => (Value::Array(items), Origin::Object { proto_setter: true }),
+            Frame::Object(o) => {
+                let map = if o.has_index_key {
+                    js_ordered(o.map)
+                } else {
+                    o.map
+                };
+                (
+                    Value::Object(map),
+                    Origin::Object {
+                        proto_setter: o.proto_setter,
+                    },
+                )
+            }
         }
+    }
+
+    /// JavaScript's `obj[key] = value` for the key being read.
+    fn assign(o: &mut ObjectFrame, value: Value, origin: Origin) {
+        let Some(key) = o.key.take() else { return };
+        if key == "__proto__" && o.proto_setter {
+            match (&value, origin) {
+                (_, Origin::Object { proto_setter }) => o.proto_setter = proto_setter,
+                (Value::Null, Origin::Other) => o.proto_setter = false,
+                _ => {}
+            }
+            return;
+        }
+        o.has_index_key |= is_index_key(&key);
+        o.map.insert(key, value);
     }
 }
 
@@ -90,7 +137,7 @@ enum State {
     Any,
     ArrayLoop,
     ObjectLoop,
-    Deliver(Value),
+    Deliver(Value, Origin),
     Throw,
 }
 
@@ -138,7 +185,7 @@ impl Parser<'_> {
             .get_or_insert_with(|| last_index_of(bytes, b'\\'))
     }
 
-    fn run(&mut self) -> Result<Value, Thrown> {
+    fn run(&mut self) -> Result<(Value, Origin), Thrown> {
         let mut stack: Vec<Frame> = Vec::new();
         let mut state = State::Any;
         loop {
@@ -156,8 +203,8 @@ impl Parser<'_> {
                     }
                 }
                 State::ObjectLoop => self.object_loop(&mut stack),
-                State::Deliver(value) => match stack.last_mut() {
-                    None => return Ok(value),
+                State::Deliver(value, origin) => match stack.last_mut() {
+                    None => return Ok((value, origin)),
                     Some(Frame::Array(items, started)) => {
                         let started = *started;
                         items.push(value);
@@ -172,13 +219,8 @@ impl Parser<'_> {
                             State::ArrayLoop
                         }
                     }
-                    Some(Frame::Object(map, key, has_index_key)) => {
-                        if let Some(key) = key.take()
-                            && key != "__proto__"
-                        {
-                            *has_index_key |= is_index_key(&key);
-                            map.insert(key, value);
-                        }
+                    Some(Frame::Object(object)) => {
+                        Frame::assign(object, value, origin);
                         self.skip_blank();
                         if self.peek() == Some(b',') {
                             self.i += 1;
@@ -189,7 +231,10 @@ impl Parser<'_> {
                 // The innermost container catches it and returns what it has.
                 State::Throw => match stack.pop() {
                     None => return Err(Thrown),
-                    Some(frame) => State::Deliver(frame.into_value()),
+                    Some(frame) => {
+                        let (value, origin) = frame.into_value();
+                        State::Deliver(value, origin)
+                    }
                 },
             };
         }
@@ -198,7 +243,10 @@ impl Parser<'_> {
     /// The innermost container returns (complete, or as far as the text goes).
     fn close(stack: &mut Vec<Frame>) -> State {
         match stack.pop() {
-            Some(frame) => State::Deliver(frame.into_value()),
+            Some(frame) => {
+                let (value, origin) = frame.into_value();
+                State::Deliver(value, origin)
+            }
             None => State::Throw,
         }
     }
@@ -210,11 +258,20 @@ impl Parser<'_> {
             return State::Throw;
         };
         match first {
-            b'"' => return self.string().map_or(State::Throw, State::Deliver),
+            b'"' => {
+                return self
+                    .string()
+                    .map_or(State::Throw, |v| State::Deliver(v, Origin::Other));
+            }
             b'{' => {
                 self.i += 1;
                 self.skip_blank();
-                stack.push(Frame::Object(Map::new(), None, false));
+                stack.push(Frame::Object(ObjectFrame {
+                    map: Map::new(),
+                    key: None,
+                    has_index_key: false,
+                    proto_setter: true,
+                }));
                 return State::ObjectLoop;
             }
             b'[' => {
@@ -224,26 +281,37 @@ impl Parser<'_> {
             }
             _ => {}
         }
-        let words: [(&str, usize, Value); 6] = [
-            ("null", 0, Value::Null),
-            ("true", 0, Value::Bool(true)),
-            ("false", 0, Value::Bool(false)),
-            // Infinity and NaN have no JSON form; JSON.stringify writes them as null.
-            ("Infinity", 0, Value::Null),
-            ("-Infinity", 1, Value::Null),
-            ("NaN", 0, Value::Null),
+        // Infinity and NaN have no JSON form; JSON.stringify writes them as null.
+        let words: [(&str, usize, Value, Origin); 6] = [
+            ("null", 0, Value::Null, Origin::Other),
+            ("true", 0, Value::Bool(true), Origin::Other),
+            ("false", 0, Value::Bool(false), Origin::Other),
+            ("Infinity", 0, Value::Null, Origin::NonFinite),
+            ("-Infinity", 1, Value::Null, Origin::NonFinite),
+            ("NaN", 0, Value::Null, Origin::NonFinite),
         ];
         let rest = &self.bytes[self.i..];
-        for (word, min_rest, value) in words {
+        for (word, min_rest, value, origin) in words {
             let word = word.as_bytes();
             let partial =
                 rest.len() < word.len() && rest.len() > min_rest && word.starts_with(rest);
             if rest.starts_with(word) || partial {
                 self.i += word.len();
-                return State::Deliver(value);
+                return State::Deliver(value, origin);
             }
         }
-        self.number().map_or(State::Throw, State::Deliver)
+        match self.number() {
+            Ok(value) => {
+                let origin = match &value {
+                    // A number text that JSON.parse reads as null overflowed.
+                    Value::Null => Origin::NonFinite,
+                    Value::Object(_) | Value::Array(_) => Origin::Object { proto_setter: true },
+                    _ => Origin::Other,
+                };
+                State::Deliver(value, origin)
+            }
+            Err(Thrown) => State::Throw,
+        }
     }
 
     /// One turn of `parseObj`'s loop, from its `while` test to reading a key and
@@ -267,12 +335,24 @@ impl Parser<'_> {
         self.skip_blank();
         // "skip colon": one UTF-16 unit, whatever it is.
         match self.text.get(self.i..).and_then(|rest| rest.chars().next()) {
-            Some(c) if c.len_utf16() == 2 => return State::Throw,
+            Some(c) if c.len_utf16() == 2 => {
+                // JavaScript lands on the low surrogate and reads a number from there,
+                // up to the next `,`, `]` or `}`; no JSON starts with a lone surrogate,
+                // and neither does its fallback text, so the object ends.
+                self.i += c.len_utf8();
+                while let Some(b) = self.peek() {
+                    if matches!(b, b',' | b']' | b'}') {
+                        break;
+                    }
+                    self.i += 1;
+                }
+                return State::Throw;
+            }
             Some(c) => self.i += c.len_utf8(),
             None => self.i += 1,
         }
-        if let Some(Frame::Object(_, slot, _)) = stack.last_mut() {
-            *slot = Some(key);
+        if let Some(Frame::Object(object)) = stack.last_mut() {
+            object.key = Some(key);
         }
         State::Any
     }

@@ -138,6 +138,11 @@ fn partial_json_quirks() {
         ("1e", json!(1)),
         ("{\"a\": 1e400}", json!({"a": null})),
         ("{\"__proto__\": 1, \"b\": ", json!({})),
+        // A null prototype removes the setter: the next __proto__ is a property.
+        (
+            "{\"__proto__\": null, \"__proto__\": 2, \"b\": ",
+            json!({"__proto__": 2}),
+        ),
         (
             "{\"b\": 1, \"2\": 2, \"1\": 1",
             json!({"1": 1, "2": 2, "b": 1}),

@@ -76,7 +76,13 @@ impl Fail {
             Fail::Eos => "Unexpected end of JSON input".to_owned(),
             Fail::Number(at) => positioned("Unexpected number in JSON", text, at),
             Fail::At(message, at) => positioned(message, text, at),
-            Fail::Token(at) => unexpected_token(text, at),
+            // V8 names the token by its first character: a number or a string is
+            // reported by kind and position, anything else by itself.
+            Fail::Token(at) => match text.as_bytes().get(at) {
+                Some(b'0'..=b'9' | b'-') => positioned("Unexpected number in JSON", text, at),
+                Some(b'"') => positioned("Unexpected string in JSON", text, at),
+                _ => unexpected_token(text, at),
+            },
         }
     }
 }
@@ -431,7 +437,16 @@ impl Parser<'_> {
                             }
                             continue;
                         }
-                        Some(_) => return Err(Fail::At(BAD_ESCAPE, self.i)),
+                        // V8 names a bad escape only for a Latin-1 character; beyond it
+                        // the character is an unexpected token.
+                        Some(_) => {
+                            let c = self.text[self.i..].chars().next().unwrap_or('\0');
+                            return Err(if u32::from(c) <= 0xff {
+                                Fail::At(BAD_ESCAPE, self.i)
+                            } else {
+                                Fail::Token(self.i)
+                            });
+                        }
                     };
                     if high.take().is_some() {
                         out.push('\u{fffd}');
