@@ -9,6 +9,13 @@
 //! agent hands pi-ai its richer `AgentTool` objects, whose extra fields (`label`, ...)
 //! would add to its estimate.
 
+// Each provider uses its own part of pi-ai's options (thinking budgets are Anthropic's and
+// Completions'), so a build with one provider leaves the rest unused.
+#![cfg_attr(
+    not(all(feature = "anthropic-messages", feature = "openai-completions")),
+    allow(dead_code)
+)]
+
 use serde_json::{Map, Value};
 
 use super::js::{stringify, utf16_len};

@@ -49,14 +49,6 @@ impl Emitter {
         queue.events.push_back(event);
     }
 
-    /// Whether a final event was pushed.
-    pub(crate) fn is_complete(&self) -> bool {
-        match self.queue.lock() {
-            Ok(queue) => queue.complete,
-            Err(poisoned) => poisoned.into_inner().complete,
-        }
-    }
-
     fn pop(&self) -> Option<AssistantMessageEvent> {
         match self.queue.lock() {
             Ok(mut queue) => queue.events.pop_front(),
@@ -137,11 +129,6 @@ impl Output {
     /// Pushes an event.
     pub(crate) fn push(&self, event: AssistantMessageEvent) {
         self.emitter.push(event);
-    }
-
-    /// Whether the stream already ended (a final event was pushed).
-    pub(crate) fn is_complete(&self) -> bool {
-        self.emitter.is_complete()
     }
 
     /// `start`.
