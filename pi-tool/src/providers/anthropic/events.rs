@@ -88,6 +88,15 @@ fn tokens(value: Option<&Value>) -> u64 {
     }
 }
 
+/// Anthropic sends no total: input + output + cache reads + cache writes (saturating: the
+/// counts are the server's).
+fn total(input: u64, output: u64, cache_read: u64, cache_write: u64) -> u64 {
+    input
+        .saturating_add(output)
+        .saturating_add(cache_read)
+        .saturating_add(cache_write)
+}
+
 /// `a === b` for two block indices (`None` is `undefined`): objects never match.
 fn same_index(a: Option<&Value>, b: Option<&Value>) -> bool {
     match (a, b) {
@@ -272,7 +281,7 @@ impl<'a> Events<'a> {
         u.cache_read = cache_read;
         u.cache_write = cache_write;
         u.cache_write_1h = Some(cache_write_1h);
-        u.total_tokens = input + output + cache_read + cache_write;
+        u.total_tokens = total(input, output, cache_read, cache_write);
         let model = self.usage_model().clone();
         calculate_cost(&model, &mut out.message.usage);
         Ok(())
@@ -450,7 +459,7 @@ impl<'a> Events<'a> {
             }
         }
         let u = &mut out.message.usage;
-        u.total_tokens = u.input + u.output + u.cache_read + u.cache_write;
+        u.total_tokens = total(u.input, u.output, u.cache_read, u.cache_write);
         let model = self.usage_model().clone();
         calculate_cost(&model, &mut out.message.usage);
         Ok(())

@@ -186,11 +186,12 @@ fn http_date_ms(text: &str) -> Option<f64> {
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ];
     let month = months.iter().position(|m| m.eq_ignore_ascii_case(month))? as i64 + 1;
-    let day: i64 = day.parse().ok()?;
-    let year: i64 = year.parse().ok()?;
+    // Small types: a server's digits cannot overflow the arithmetic below.
+    let day = i64::from(day.parse::<u8>().ok()?);
+    let year = i64::from(year.parse::<u16>().ok()?);
     let hms: Vec<i64> = time
         .split(':')
-        .map(|p| p.parse().ok())
+        .map(|p| p.parse::<u8>().ok().map(i64::from))
         .collect::<Option<_>>()?;
     let [h, m, s] = hms.as_slice() else {
         return None;
@@ -299,5 +300,10 @@ mod tests {
             http_date_ms("Wed, 21 Oct 2015 07:28:00 GMT"),
             Some(1_445_412_480_000.0)
         );
+        assert_eq!(
+            http_date_ms("Wed, 21 Oct 99999999999999 07:28:00 GMT"),
+            None
+        );
+        assert_eq!(http_date_ms("Wed, 21 Oct 2015 99999999999:28:00 GMT"), None);
     }
 }
