@@ -110,7 +110,7 @@ pub(super) fn prepare(
         .filter(|_| retention != CacheRetention::None);
     Ok(Prepared {
         url: chat_completions_url(&model.base_url),
-        headers: headers(model, options, &compat, session, api_key),
+        headers: headers(model, context, options, &compat, session, api_key),
         body: crate::providers::js::stringify(&Value::Object(body)).into_bytes(),
         compat,
         api_key: api_key.clone(),
@@ -137,6 +137,7 @@ fn chat_completions_url(base_url: &str) -> String {
 /// case-insensitively; a later value replaces an earlier one.
 fn headers(
     model: &Model,
+    context: &Context,
     options: &StreamOptions,
     compat: &Compat,
     session: Option<&str>,
@@ -162,6 +163,9 @@ fn headers(
     for (name, value) in model.headers.iter().flatten() {
         list.set(name, Some(value.clone()));
     }
+    if model.provider == "github-copilot" {
+        copilot_headers(&context.messages, &mut list);
+    }
     if let Some(session) = session.filter(|_| compat.send_session_affinity_headers) {
         if compat.session_affinity_format == "openrouter" {
             list.set("x-session-id", Some(session.to_owned()));
@@ -178,6 +182,30 @@ fn headers(
     }
     list.set("content-type", Some("application/json".to_owned()));
     list.0
+}
+
+/// `buildCopilotDynamicHeaders`: who initiated the turn (the user when the last message
+/// is theirs), the intent, and whether images are sent.
+fn copilot_headers(messages: &[Message], list: &mut HeaderList) {
+    let initiator = match messages.last() {
+        Some(message) if !matches!(message, Message::User(_)) => "agent",
+        _ => "user",
+    };
+    list.set("x-initiator", Some(initiator.to_owned()));
+    list.set("openai-intent", Some("conversation-edits".to_owned()));
+    let image = |content: &[crate::content::Content]| {
+        content
+            .iter()
+            .any(|c| matches!(c, crate::content::Content::Image { .. }))
+    };
+    let vision = messages.iter().any(|message| match message {
+        Message::User(user) => !user.plain_text && image(&user.content),
+        Message::ToolResult(result) => image(&result.content),
+        Message::Assistant(_) => false,
+    });
+    if vision {
+        list.set("copilot-vision-request", Some("true".to_owned()));
+    }
 }
 
 /// Headers by lower-cased name, in first-set order.
