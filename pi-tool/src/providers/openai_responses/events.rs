@@ -282,13 +282,13 @@ impl ResponsesEvents {
     }
 
     /// `createSlot`: a block and its `*_start` event for a reasoning, message, function
-    /// call or custom tool call item; other items get no slot.
+    /// call or custom tool call item; other items get no slot (false).
     fn create_slot(
         &mut self,
         out: &mut Output,
         key: MapKey,
         item: Option<&Value>,
-    ) -> Result<Option<MapKey>, String> {
+    ) -> Result<bool, String> {
         let item_type = string(member(item, "type")?);
         let (kind, block) = match item_type {
             Some("reasoning") => (
@@ -334,17 +334,17 @@ impl ResponsesEvents {
                     AssistantContent::ToolCall(tool_call(item, Value::Object(arguments))),
                 )
             }
-            _ => return Ok(None),
+            _ => return Ok(false),
         };
         let name = kind.name();
         let index = out.add_block(block);
-        self.slots.insert(key.clone(), Slot { index, kind });
+        self.slots.insert(key, Slot { index, kind });
         match name {
             "thinking" => out.thinking_start(index),
             "text" => out.text_start(index),
             _ => out.toolcall_start(index),
         }
-        Ok(Some(key))
+        Ok(true)
     }
 
     /// `response.output_item.done`: the item's final form replaces the streamed block,
@@ -357,7 +357,7 @@ impl ResponsesEvents {
     ) -> Result<(), String> {
         let item_type = string(member(item, "type")?);
         apply_message_phase(out, item);
-        if !self.slots.contains_key(&key) && self.create_slot(out, key.clone(), item)?.is_none() {
+        if !self.slots.contains_key(&key) && !self.create_slot(out, key.clone(), item)? {
             return Ok(());
         }
         let id_key = (item_type == Some("reasoning")).then(|| self.key(optional(item, "id")));
