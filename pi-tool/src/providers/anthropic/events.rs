@@ -553,6 +553,45 @@ mod tests {
     }
 
     #[test]
+    fn odd_server_values_become_errors_or_are_ignored_never_panics() {
+        use crate::providers::stream::Emitter;
+        let model = Model::new("m", "anthropic-messages", "anthropic");
+        let compat = AnthropicCompat::of(&model);
+        let odd = [
+            json!({"type": "message_start", "message": {"id": 5, "model": [], "usage": {"input_tokens": -3, "output_tokens": 1e300, "cache_creation": null}}}),
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "input": [1, 2], "name": {}}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": 7}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": null}}),
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": {"a": 1}}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta"}}),
+            json!({"type": "content_block_stop", "index": {"x": 1}}),
+            json!({"type": "content_block_stop"}),
+            json!({"type": "content_block_delta", "index": 0}),
+            json!({"type": "message_delta", "delta": {"stop_reason": 3}, "usage": {"output_tokens": "9"}}),
+            json!({"type": "message_delta", "usage": 1}),
+            json!({"type": "content_block_start", "index": 1}),
+            json!({"type": "message_start"}),
+            json!([1, 2]),
+            json!("text"),
+        ];
+        let names = ["message_start", "content_block_delta", "message_delta"];
+        for value in odd {
+            let mut out = Output::new(&model, Emitter::default());
+            let mut events = Events::new(&model, &compat, true, &[]);
+            for name in names {
+                let sse = SseEvent {
+                    event: Some(name.to_owned()),
+                    data: value.to_string(),
+                    raw: Vec::new(),
+                };
+                let _ = events.on_sse(&sse, &mut out);
+                let _ = events.on_event(&value, &mut out);
+            }
+            let _ = events.finish(&mut out, false);
+        }
+    }
+
+    #[test]
     fn indices_compare_strictly() {
         assert!(same_index(Some(&json!(1)), Some(&json!(1.0))));
         assert!(same_index(None, None));
