@@ -290,3 +290,169 @@ fn estimate_tools_tokens(tools: &[&dyn AgentTool]) -> u64 {
         .collect();
     estimate_text_tokens(&stringify(&Value::Array(wire)))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use async_trait::async_trait;
+    use serde_json::Value;
+
+    use super::*;
+    use crate::JsonDetails;
+    use crate::schema::ToolSchema;
+    use crate::{AbortSignal, JsonToolResult, OnUpdate, ToolError, ToolSpec};
+
+    struct SpecOnly(ToolSpec);
+
+    #[async_trait]
+    impl AgentTool for SpecOnly {
+        fn spec(&self) -> &ToolSpec {
+            &self.0
+        }
+
+        async fn execute(
+            &self,
+            _: &str,
+            _: &Value,
+            _: AbortSignal,
+            _: OnUpdate<Option<JsonDetails>>,
+        ) -> Result<JsonToolResult, ToolError> {
+            Err(ToolError::new("not called"))
+        }
+    }
+
+    fn context(case: &Value) -> Context {
+        let tools = case["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|tool| {
+                let spec = ToolSpec::new(
+                    tool["name"].as_str().unwrap_or_default(),
+                    tool["description"].as_str().unwrap_or_default(),
+                    Arc::new(ToolSchema::from_json(tool["parameters"].clone())),
+                );
+                Arc::new(SpecOnly(spec)) as Arc<dyn AgentTool>
+            })
+            .collect();
+        Context {
+            system_prompt: case["systemPrompt"].as_str().unwrap_or_default().to_owned(),
+            messages: serde_json::from_value(case["messages"].clone()).unwrap_or_default(),
+            tools,
+        }
+    }
+
+    /// Contexts and the numbers pi-ai 0.85.0 gives for them under Node 22
+    /// (`estimateContextTokens(c).tokens`, then `clampMaxTokensToContext` with windows of
+    /// 4200, 0 and 200 000 and caps of 1000, 0 and 64 000).
+    const CASES: &str = r#"[{"systemPrompt": "You are a helpful assistant. Ünïcödé 😀", "tools": [{"name": "read", "description": "Read a file", "parameters": {"type": "object", "properties": {"path": {"type": "string", "description": "Path 😀"}, "limit": {"type": "number", "maximum": 1e+21, "minimum": 0.5}}, "required": ["path"]}}, {"name": "write", "description": "Write", "parameters": {"type": "object", "properties": {}}}], "messages": [{"role": "user", "content": [{"type": "text", "text": "hello 😀 wörld"}, {"type": "image", "data": "aGVsbG8=", "mimeType": "image/png"}], "timestamp": 1}, {"role": "user", "content": "plain string content", "timestamp": 2}, {"role": "assistant", "content": [{"type": "thinking", "thinking": "hmm, let me think"}, {"type": "text", "text": "ok"}, {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "a\"b\\c\n😀", "n": 1.5, "big": 1e+21, "z": [true, null]}}], "stopReason": "toolUse", "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0, "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}, "timestamp": 3, "api": "x", "provider": "y", "model": "z"}, {"role": "toolResult", "toolCallId": "c1", "toolName": "read", "content": [{"type": "text", "text": "file contents here"}], "isError": false, "timestamp": 4}]}, {"systemPrompt": "sys", "tools": [{"name": "read", "description": "Read a file", "parameters": {"type": "object"}}, {"name": "grep", "description": "Search", "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}], "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}], "timestamp": 10}, {"role": "assistant", "content": [{"type": "text", "text": "calling"}], "stopReason": "toolUse", "usage": {"input": 100, "output": 20, "cacheRead": 5, "cacheWrite": 0, "totalTokens": 125, "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}, "timestamp": 11, "api": "x", "provider": "y", "model": "z"}, {"role": "toolResult", "toolCallId": "c2", "toolName": "read", "content": [{"type": "text", "text": "0123456789"}, {"type": "image", "data": "x", "mimeType": "image/png"}], "isError": false, "addedToolNames": ["grep", "missing"], "timestamp": 12}, {"role": "user", "content": [{"type": "text", "text": "more"}], "timestamp": 13}]}, {"systemPrompt": "", "tools": [], "messages": [{"role": "user", "content": [{"type": "text", "text": "abc"}], "timestamp": 10}, {"role": "assistant", "content": [{"type": "text", "text": "a"}], "stopReason": "stop", "usage": {"input": 7, "output": 3, "cacheRead": 1, "cacheWrite": 2, "totalTokens": 0, "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}, "timestamp": 11, "api": "x", "provider": "y", "model": "z"}, {"role": "assistant", "content": [{"type": "text", "text": "bbbbb"}], "stopReason": "error", "usage": {"input": 1000, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 1000, "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}, "timestamp": 12, "api": "x", "provider": "y", "model": "z"}]}, {"systemPrompt": "sys prompt", "tools": [{"name": "t", "description": "d", "parameters": {}}], "messages": [{"role": "user", "content": [{"type": "text", "text": "newer summary"}], "timestamp": 50}, {"role": "assistant", "content": [{"type": "text", "text": "old"}], "stopReason": "stop", "usage": {"input": 500, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 500, "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}, "timestamp": 20, "api": "x", "provider": "y", "model": "z"}, {"role": "user", "content": [{"type": "text", "text": "q"}], "timestamp": 60}]}]"#;
+    const EXPECTED: [(u64, u64, u64, u64); 4] = [
+        (1321, 1, 1, 64000),
+        (1356, 1, 1, 64000),
+        (15, 89, 1, 64000),
+        (21, 83, 1, 64000),
+    ];
+
+    #[test]
+    fn estimates_and_clamps_match_pi_ai() {
+        let cases: Value = serde_json::from_str(CASES).unwrap_or_default();
+        let cases = cases.as_array().cloned().unwrap_or_default();
+        assert_eq!(cases.len(), EXPECTED.len());
+        for (i, (case, expected)) in cases.iter().zip(EXPECTED).enumerate() {
+            let context = context(case);
+            assert_eq!(
+                context.messages.len(),
+                case["messages"].as_array().map_or(0, Vec::len),
+                "case {i} reads"
+            );
+            let window = |context_window| {
+                let mut model = Model::default();
+                model.context_window = context_window;
+                model
+            };
+            let actual = (
+                estimate_context_tokens(&context),
+                clamp_max_tokens_to_context(&window(4200), &context, 1000),
+                clamp_max_tokens_to_context(&window(0), &context, 0),
+                clamp_max_tokens_to_context(&window(200_000), &context, 64_000),
+            );
+            assert_eq!(actual, expected, "case {i}");
+        }
+    }
+
+    #[test]
+    fn thinking_budgets_follow_pi_ai() {
+        assert_eq!(
+            thinking_budget_for_level(ThinkingLevel::Minimal, None),
+            1024
+        );
+        assert_eq!(thinking_budget_for_level(ThinkingLevel::Low, None), 2048);
+        assert_eq!(thinking_budget_for_level(ThinkingLevel::Medium, None), 8192);
+        assert_eq!(thinking_budget_for_level(ThinkingLevel::High, None), 16384);
+        assert_eq!(thinking_budget_for_level(ThinkingLevel::Xhigh, None), 16384);
+        let custom = ThinkingBudgets {
+            high: Some(30_000),
+            ..ThinkingBudgets::default()
+        };
+        assert_eq!(
+            thinking_budget_for_level(ThinkingLevel::Xhigh, Some(&custom)),
+            30_000
+        );
+        assert_eq!(
+            thinking_budget_for_level(ThinkingLevel::Low, Some(&custom)),
+            2048
+        );
+        assert_eq!(clamp_reasoning(ThinkingLevel::Xhigh), ThinkingLevel::High);
+        assert_eq!(
+            clamp_reasoning(ThinkingLevel::Minimal),
+            ThinkingLevel::Minimal
+        );
+        // adjustMaxTokensForThinking: the caller's cap plus the budget, up to the model's.
+        let high = ThinkingLevel::High;
+        assert_eq!(
+            adjust_max_tokens_for_thinking(Some(4096), 64_000, high, None),
+            (20_480, 16_384)
+        );
+        assert_eq!(
+            adjust_max_tokens_for_thinking(Some(60_000), 64_000, high, None),
+            (64_000, 16_384)
+        );
+        assert_eq!(
+            adjust_max_tokens_for_thinking(None, 64_000, high, None),
+            (64_000, 16_384)
+        );
+        // A ceiling at or under the budget keeps 1024 tokens for the answer.
+        assert_eq!(
+            adjust_max_tokens_for_thinking(None, 8000, high, None),
+            (8000, 6976)
+        );
+        assert_eq!(
+            adjust_max_tokens_for_thinking(None, 1000, high, None),
+            (1000, 0)
+        );
+        assert_eq!(clamp_thinking_budget_to_answer_room(5000, 4000), 2976);
+        assert_eq!(clamp_thinking_budget_to_answer_room(100, 4000), 100);
+        assert_eq!(clamp_thinking_budget_to_answer_room(100, 10), 0);
+    }
+
+    #[test]
+    fn sampling_params_merge_key_by_key() {
+        let mut model = Model::default();
+        let mut options = StreamOptions::default();
+        assert_eq!(merged_sampling_params(&model, &options), None);
+        let map = |v: Value| v.as_object().cloned();
+        model.sampling_params = map(serde_json::json!({"top_p": 0.9, "top_k": 40}));
+        options.sampling_params = map(serde_json::json!({"min_p": 0.1, "top_p": 0.5}));
+        let merged = merged_sampling_params(&model, &options).unwrap_or_default();
+        assert_eq!(
+            crate::providers::js::stringify(&Value::Object(merged)),
+            r#"{"top_p":0.5,"top_k":40,"min_p":0.1}"#
+        );
+        model.max_tokens = 300;
+        model.context_window = 0;
+        assert_eq!(base_max_tokens(&model, &Context::default(), &options), 300);
+        options.max_tokens = Some(0);
+        assert_eq!(base_max_tokens(&model, &Context::default(), &options), 1);
+    }
+}

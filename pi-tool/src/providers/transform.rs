@@ -250,3 +250,85 @@ fn insert_synthetic_results(transformed: Vec<Message>) -> Vec<Message> {
     flush(&mut result, &mut pending, &mut answered);
     result
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use serde_json::Value;
+
+    use super::*;
+
+    fn vectors() -> Value {
+        let path =
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/transform/vectors.json");
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    /// The generator's normaliser: Anthropic's id alphabet, at most 12 characters.
+    fn normalize(id: &str, _: &Model, _: &AssistantMessage) -> String {
+        id.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .take(12)
+            .collect()
+    }
+
+    /// Our output as JavaScript would print it (integral costs without a fraction), with
+    /// the synthetic results' `Date.now()` written as 0.
+    fn written(messages: &[Message]) -> Value {
+        let mut value = serde_json::to_value(messages).unwrap_or_default();
+        for message in value.as_array_mut().into_iter().flatten() {
+            if message["role"] == "toolResult" && message["timestamp"].as_u64() > Some(1000) {
+                message["timestamp"] = Value::from(0);
+            }
+        }
+        serde_json::from_str(&crate::providers::js::stringify(&value)).unwrap_or_default()
+    }
+
+    /// One transcript through pi-ai 0.85.0's transformMessages (recorded by
+    /// scripts/gen-transform-vectors.mjs) and through ours: image placeholders, thinking
+    /// and signatures for another model and for the same one, renamed tool-call ids and
+    /// their results, a failed turn skipped, synthetic results for orphaned calls.
+    #[test]
+    fn matches_pi_ai() {
+        let vectors = vectors();
+        let messages: Vec<Message> =
+            serde_json::from_value(vectors["messages"].clone()).unwrap_or_default();
+        assert_eq!(
+            messages.len(),
+            vectors["messages"].as_array().map_or(0, Vec::len)
+        );
+        let mut model = Model::new("claude-x", "anthropic-messages", "anthropic");
+        model.input = vec!["text".into()];
+        let text_only = transform_messages(&messages, &model, Some(&normalize));
+        assert_eq!(written(&text_only), vectors["textOnly"]);
+        model.input = vec!["text".into(), "image".into()];
+        let vision = transform_messages(&messages, &model, None);
+        assert_eq!(written(&vision), vectors["vision"]);
+    }
+
+    #[test]
+    fn untouched_messages_are_shared_not_copied() {
+        let message = Message::from(AssistantMessage::empty(
+            &Model::new("m", "a", "p"),
+            StopReason::Stop,
+        ));
+        let out = transform_messages(
+            std::slice::from_ref(&message),
+            &Model::new("m", "a", "p"),
+            None,
+        );
+        match (&message, &out[..]) {
+            (Message::Assistant(a), [Message::Assistant(b)]) => assert!(Arc::ptr_eq(a, b)),
+            other => panic!("{other:?}"),
+        }
+    }
+}
