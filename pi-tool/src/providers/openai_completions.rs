@@ -7,11 +7,15 @@
 //! detected from the provider and URL); the response is read with the SDK's SSE reader
 //! and turned into pi-ai's events. Blocks end only when the stream ends, as in pi-ai.
 
+mod cache;
 mod compat;
+mod details;
 mod events;
 mod messages;
 mod request;
 mod send;
+mod thinking;
+mod usage;
 
 use self::events::Events;
 use self::request::Prepared;

@@ -4,12 +4,12 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::compat::Compat;
-use super::messages::is_reasoning_detail;
-use crate::agent::{AssistantContent, Model, StopReason, ToolCall, Usage};
-use crate::providers::cost::calculate_cost;
+use super::details::{append_reasoning_detail, is_reasoning_detail};
+use super::usage::parse_usage;
+use crate::agent::{AssistantContent, Model, StopReason, ToolCall};
 use crate::providers::js::stringify;
 use crate::providers::openai_sse::js_truthy;
 use crate::providers::partial_json::StreamingArguments;
@@ -476,67 +476,6 @@ fn custom_delta(
     Ok(Some(delta))
 }
 
-/// `appendOpenAIReasoningDetail`: consecutive text (or summary) deltas merge into one
-/// entry; encrypted entries stay separate.
-fn append_reasoning_detail(details: &mut Vec<Value>, detail: &Value) {
-    let kind = |v: &Value| v.get("type").and_then(Value::as_str).map(str::to_owned);
-    let detail_kind = kind(detail);
-    if let Some(Value::Object(last)) = details.last_mut()
-        && let Value::Object(source) = detail
-        && detail_kind == kind(&Value::Object(last.clone()))
-        && let Some(field) = match detail_kind.as_deref() {
-            Some("reasoning.text") => Some("text"),
-            Some("reasoning.summary") => Some("summary"),
-            _ => None,
-        }
-    {
-        let added = source
-            .get(field)
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let merged = format!(
-            "{}{added}",
-            last.get(field).and_then(Value::as_str).unwrap_or_default()
-        );
-        last.insert(field.to_owned(), Value::String(merged));
-        if field == "text" {
-            or_assign(last, source, "signature");
-        }
-        // `id ??=`, `format ||=`, `index ??=`.
-        nullish_assign(last, source, "id");
-        or_assign(last, source, "format");
-        nullish_assign(last, source, "index");
-        return;
-    }
-    details.push(detail.clone());
-}
-
-/// `target[key] ??= source[key]` (an absent source value leaves the key undefined,
-/// which JSON drops).
-fn nullish_assign(target: &mut Map<String, Value>, source: &Map<String, Value>, key: &str) {
-    if target.get(key).is_none_or(Value::is_null) {
-        assign(target, source, key);
-    }
-}
-
-/// `target[key] ||= source[key]`.
-fn or_assign(target: &mut Map<String, Value>, source: &Map<String, Value>, key: &str) {
-    if !target.get(key).is_some_and(js_truthy) {
-        assign(target, source, key);
-    }
-}
-
-fn assign(target: &mut Map<String, Value>, source: &Map<String, Value>, key: &str) {
-    match source.get(key) {
-        Some(value) => {
-            target.insert(key.to_owned(), value.clone());
-        }
-        None => {
-            target.remove(key);
-        }
-    }
-}
-
 /// `mapStopReason`.
 fn map_stop_reason(reason: &str) -> (StopReason, Option<String>) {
     match reason {
@@ -550,101 +489,9 @@ fn map_stop_reason(reason: &str) -> (StopReason, Option<String>) {
     }
 }
 
-/// `parseChunkUsage`: input excludes cache reads and writes; `reasoning` is the
-/// reasoning share of the output.
-fn parse_usage(raw: &Value, model: &Model) -> Usage {
-    // `x || 0`: a missing, null, zero or non-number value counts as 0.
-    let or_zero = |v: Option<&Value>| v.and_then(Value::as_f64).unwrap_or(0.0);
-    // `a ?? b`: only a missing or null value falls through.
-    fn present(v: Option<&Value>) -> Option<&Value> {
-        v.filter(|v| !v.is_null())
-    }
-    let details = raw.get("prompt_tokens_details");
-    let prompt = or_zero(raw.get("prompt_tokens"));
-    let cache_read = present(details.and_then(|d| d.get("cached_tokens")))
-        .or_else(|| present(raw.get("prompt_cache_hit_tokens")))
-        .or_else(|| present(raw.get("cached_tokens")))
-        .and_then(Value::as_f64)
-        .unwrap_or(0.0);
-    let cache_write = or_zero(details.and_then(|d| d.get("cache_write_tokens")));
-    let input = (prompt - cache_read - cache_write).max(0.0);
-    let output = or_zero(raw.get("completion_tokens"));
-    let reasoning = or_zero(
-        raw.get("completion_tokens_details")
-            .and_then(|d| d.get("reasoning_tokens")),
-    );
-    // Token counts are whole numbers in practice; a fraction or a negative count from a
-    // broken server is truncated (and floored at zero) here.
-    let tokens = |f: f64| f as u64;
-    let mut usage = Usage {
-        input: tokens(input),
-        output: tokens(output),
-        cache_read: tokens(cache_read),
-        cache_write: tokens(cache_write),
-        reasoning: Some(tokens(reasoning)),
-        total_tokens: tokens(input + output + cache_read + cache_write),
-        ..Usage::default()
-    };
-    calculate_cost(model, &mut usage);
-    usage
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn usage_subtracts_cache_reads_and_writes() {
-        let model = Model::new("m", "openai-completions", "openai");
-        let usage = parse_usage(
-            &json!({
-                "prompt_tokens": 100,
-                "completion_tokens": 20,
-                "prompt_tokens_details": {"cached_tokens": 30, "cache_write_tokens": 10},
-                "completion_tokens_details": {"reasoning_tokens": 5}
-            }),
-            &model,
-        );
-        assert_eq!(
-            (
-                usage.input,
-                usage.output,
-                usage.cache_read,
-                usage.cache_write
-            ),
-            (60, 20, 30, 10)
-        );
-        assert_eq!((usage.reasoning, usage.total_tokens), (Some(5), 120));
-        let deepseek = parse_usage(
-            &json!({"prompt_tokens": 10, "prompt_cache_hit_tokens": 4, "completion_tokens": 1}),
-            &model,
-        );
-        assert_eq!((deepseek.input, deepseek.cache_read), (6, 4));
-    }
-
-    #[test]
-    fn reasoning_text_deltas_merge() {
-        let mut details = Vec::new();
-        append_reasoning_detail(
-            &mut details,
-            &json!({"type": "reasoning.text", "text": "a", "format": ""}),
-        );
-        append_reasoning_detail(
-            &mut details,
-            &json!({"type": "reasoning.text", "text": "b", "signature": "s", "format": "f", "id": "r1"}),
-        );
-        append_reasoning_detail(
-            &mut details,
-            &json!({"type": "reasoning.encrypted", "data": "x"}),
-        );
-        assert_eq!(
-            details,
-            [
-                json!({"type": "reasoning.text", "text": "ab", "format": "f", "signature": "s", "id": "r1"}),
-                json!({"type": "reasoning.encrypted", "data": "x"})
-            ]
-        );
-    }
 
     #[test]
     fn custom_input_becomes_a_json_object_text() {

@@ -3,6 +3,7 @@
 use serde_json::{Map, Value, json};
 
 use super::compat::Compat;
+use super::details::{parse_legacy_encrypted_detail, parse_reasoning_details};
 use super::request::convert_tools;
 use crate::agent::{AssistantContent, AssistantMessage, Context, Message, Model};
 use crate::content::Content;
@@ -46,59 +47,6 @@ fn normalize_tool_call_id(id: &str, model: &Model) -> String {
         return String::from_utf16_lossy(&units);
     }
     id.to_owned()
-}
-
-/// `isOpenAIReasoningDetail`: one entry of OpenRouter's `reasoning_details`.
-pub(super) fn is_reasoning_detail(detail: &Value) -> bool {
-    let Value::Object(d) = detail else {
-        return false;
-    };
-    let string_or_absent = |key: &str| d.get(key).is_none_or(Value::is_string);
-    let common = d.get("id").is_none_or(|v| v.is_null() || v.is_string())
-        && string_or_absent("format")
-        && d.get("index").is_none_or(Value::is_number);
-    if !common {
-        return false;
-    }
-    let is_string = |key: &str| d.get(key).is_some_and(Value::is_string);
-    match d.get("type").and_then(Value::as_str) {
-        Some("reasoning.summary") => is_string("summary"),
-        Some("reasoning.encrypted") => is_string("data"),
-        Some("reasoning.text") => {
-            is_string("text")
-                && d.get("signature")
-                    .is_none_or(|v| v.is_null() || v.is_string())
-        }
-        _ => false,
-    }
-}
-
-/// `parseOpenAIReasoningDetails`: a signature that is a non-empty array of details.
-fn parse_reasoning_details(signature: Option<&str>) -> Option<Vec<Value>> {
-    let parsed: Value = serde_json::from_str(signature.filter(|s| !s.is_empty())?).ok()?;
-    match parsed {
-        Value::Array(items) if !items.is_empty() && items.iter().all(is_reasoning_detail) => {
-            Some(items)
-        }
-        _ => None,
-    }
-}
-
-/// `parseLegacyEncryptedReasoningDetail`: a tool call's signature holding one
-/// encrypted detail with an id and data.
-fn parse_legacy_encrypted_detail(signature: Option<&str>) -> Option<Value> {
-    let parsed: Value = serde_json::from_str(signature.filter(|s| !s.is_empty())?).ok()?;
-    let ok = is_reasoning_detail(&parsed)
-        && parsed.get("type").and_then(Value::as_str) == Some("reasoning.encrypted")
-        && parsed
-            .get("id")
-            .and_then(Value::as_str)
-            .is_some_and(|id| !id.is_empty())
-        && parsed
-            .get("data")
-            .and_then(Value::as_str)
-            .is_some_and(|d| !d.is_empty());
-    ok.then_some(parsed)
 }
 
 fn image_part(data: &str, mime_type: &str) -> Value {
@@ -392,21 +340,5 @@ mod tests {
         let openai = Model::new("m", "openai-completions", "openai");
         assert_eq!(normalize_tool_call_id(&"a".repeat(50), &openai).len(), 40);
         assert_eq!(normalize_tool_call_id(&"a".repeat(50), &model).len(), 50);
-    }
-
-    #[test]
-    fn reasoning_details_are_validated() {
-        assert!(is_reasoning_detail(
-            &json!({"type": "reasoning.text", "text": "t", "signature": null})
-        ));
-        assert!(!is_reasoning_detail(&json!({"type": "reasoning.text"})));
-        assert!(!is_reasoning_detail(
-            &json!({"type": "reasoning.summary", "summary": "s", "index": "0"})
-        ));
-        assert_eq!(parse_reasoning_details(Some("[]")), None);
-        assert!(
-            parse_reasoning_details(Some(r#"[{"type":"reasoning.encrypted","data":"x"}]"#))
-                .is_some()
-        );
     }
 }
