@@ -8,7 +8,8 @@
 //!
 //! Needs Node and pi-ai: `cd conformance/providers && npm install` (or set
 //! `PI_AI_NODE_MODULES` to a `node_modules` folder holding `@earendil-works/pi-ai`
-//! 0.85.0; `NODE` names the node binary). Run with
+//! 0.85.0; `NODE` names the node binary, by default the recorder's pinned Node 22 from that
+//! folder's `.bin`, since V8's error texts differ between Node versions). Run with
 //! `cargo test -p pi-tool-conformance --test providers_oracle -- --ignored`.
 
 use std::path::PathBuf;
@@ -34,7 +35,16 @@ async fn pi_ai_on_the_harness_server_reproduces_its_recordings() {
         "pi-ai not found in {}: run `npm install` in conformance/providers or set PI_AI_NODE_MODULES",
         node_modules.display()
     );
-    let node = std::env::var("NODE").unwrap_or_else(|_| "node".to_owned());
+    // The recorder's own Node (22.23.3, a devDependency): V8's JSON.parse messages, part
+    // of some recordings, differ between Node versions.
+    let pinned = node_modules.join(".bin/node");
+    let node = std::env::var("NODE").unwrap_or_else(|_| {
+        if pinned.exists() {
+            pinned.display().to_string()
+        } else {
+            "node".to_owned()
+        }
+    });
     let files = fixture_files(&dir.join("fixtures"));
     assert!(files.len() >= 45, "fixtures missing");
     let mut failures = Vec::new();
