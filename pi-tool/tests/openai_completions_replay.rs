@@ -458,3 +458,37 @@ async fn a_refused_connection_reads_connection_error() {
         (StopReason::Error, "Connection error.".to_owned())
     );
 }
+
+/// Against a real llama.cpp `llama-server` (`/v1/chat/completions`, with its `timings`
+/// and usage chunks), when `PI_TOOL_LOCAL_LLM_URL` names one
+/// (`scripts/local-llm/local-llm start` prints it).
+#[tokio::test]
+async fn a_local_llama_server_answers() {
+    let Ok(base_url) = std::env::var("PI_TOOL_LOCAL_LLM_URL") else {
+        eprintln!("PI_TOOL_LOCAL_LLM_URL not set: skipped");
+        return;
+    };
+    let mut model = Model::new("local", "openai-completions", "llama-cpp");
+    model.base_url = base_url;
+    model.max_tokens = 32;
+    model.context_window = 4096;
+    let options = StreamOptions {
+        api_key: Some("none".into()),
+        ..StreamOptions::default()
+    };
+    let events = collect(&OpenAiCompletions::new(), &model, options).await;
+    let Some(AssistantMessageEvent::Done { reason, message }) = events.last() else {
+        panic!("{events:?}");
+    };
+    assert_eq!(kinds(&events).first(), Some(&"start"));
+    assert!(matches!(reason, StopReason::Stop | StopReason::Length));
+    assert!(message.usage.output > 0, "{message:?}");
+    assert!(message.response_id.is_some(), "{message:?}");
+    assert!(
+        message
+            .content
+            .iter()
+            .any(|b| matches!(b, AssistantContent::Text { text, .. } if !text.is_empty())),
+        "{message:?}"
+    );
+}
