@@ -26,7 +26,7 @@ mod request;
 mod send;
 mod value;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::agent::{
     ApiKey, AssistantMessageStream, Context, Model, StopReason, StreamFn, StreamOptions,
@@ -65,43 +65,57 @@ impl OpenAiResponses {
 /// Compatibility switches of an OpenAI Responses endpoint (pi-ai's
 /// `OpenAIResponsesCompat`), read from `model.compat`. Unset switches take pi-ai's
 /// defaults; unknown keys are ignored. A `compat` whose known keys have the wrong JSON
-/// type is ignored as a whole (all defaults).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+/// type is ignored as a whole (all defaults). It serialises to the JSON `model.compat`
+/// holds, unset switches left out.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct OpenAiResponsesCompat {
     /// Whether the endpoint takes the `developer` role for a reasoning model's system
     /// prompt (otherwise `system`). Default: true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub supports_developer_role: Option<bool>,
     /// Session-affinity headers sent with a session id: `openai` sends `session_id` and
     /// `x-client-request-id`, `openai-nosession` only `x-client-request-id`,
     /// `openrouter` `x-session-id`. Default: `openrouter` for OpenRouter, else `openai`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_affinity_format: Option<String>,
     /// Whether the endpoint takes `prompt_cache_retention: "24h"` (sent for long cache
     /// retention). Default: true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub supports_long_cache_retention: Option<bool>,
     /// Whether function tools carry `strict` (always `false` here: pi-tool's tools ask
     /// for no constrained sampling). Default: false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub supports_strict_mode: Option<bool>,
     /// Whether grammar (Lark/regex) custom tools may be sent. pi-tool's tools have no
     /// grammar, so this changes nothing in the request. Default: false.
-    #[serde(rename = "supportsOpenAIGrammarTools")]
+    #[serde(
+        rename = "supportsOpenAIGrammarTools",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub supports_openai_grammar_tools: Option<bool>,
     /// Whether tools activated by a tool result are announced in an `additional_tools`
     /// item after it instead of being listed up front. Default: false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub supports_additional_tools: Option<bool>,
     /// Whether such tools are announced as a client-executed tool search instead.
     /// Default: false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub supports_tool_search: Option<bool>,
     /// Whether the endpoint takes `prompt_cache_options: {mode: "explicit"}` (sent when
     /// cache retention is `none`). Default: false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub supports_explicit_prompt_cache_mode: Option<bool>,
     /// Whether the endpoint takes `max_output_tokens`. Default: true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub supports_max_output_tokens: Option<bool>,
 }
 
 impl OpenAiResponsesCompat {
-    /// The switches of `model.compat`.
+    /// The switches of `model.compat` (`model.compat = Some(serde_json::to_value(&compat)?)`
+    /// sets them).
     pub fn of(model: &Model) -> Self {
         model
             .compat
@@ -251,4 +265,52 @@ fn dispatch(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn compat_reads_pi_ai_keys_and_writes_only_what_is_set() {
+        let mut model = Model::new("m", "openai-responses", "openai");
+        model.compat = Some(json!({
+            "supportsStrictMode": true,
+            "supportsOpenAIGrammarTools": false,
+            "sessionAffinityFormat": "openrouter",
+            "someOtherApiKey": 1
+        }));
+        let compat = OpenAiResponsesCompat::of(&model);
+        assert_eq!(compat.supports_strict_mode, Some(true));
+        assert_eq!(compat.supports_openai_grammar_tools, Some(false));
+        assert_eq!(
+            compat.session_affinity_format.as_deref(),
+            Some("openrouter")
+        );
+        assert_eq!(compat.supports_developer_role, None);
+        assert_eq!(
+            serde_json::to_value(&compat).unwrap(),
+            json!({"supportsStrictMode": true, "supportsOpenAIGrammarTools": false,
+                   "sessionAffinityFormat": "openrouter"})
+        );
+        model.compat = Some(json!({"supportsStrictMode": "yes"}));
+        assert_eq!(
+            OpenAiResponsesCompat::of(&model),
+            OpenAiResponsesCompat::default()
+        );
+    }
+
+    #[test]
+    fn an_echoed_key_is_cut_out_of_error_texts() {
+        let key = ApiKey::from("sk-abc-123");
+        assert_eq!(
+            redact_key("401 bad key sk-abc-123.".into(), &key),
+            "401 bad key <redacted>."
+        );
+        assert_eq!(
+            redact_key("unused".into(), &ApiKey::from("unused")),
+            "unused"
+        );
+    }
 }
