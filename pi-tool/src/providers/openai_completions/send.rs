@@ -280,6 +280,15 @@ fn parse_http_date(text: &str) -> Option<f64> {
     let [h, m, s] = hms.as_slice() else {
         return None;
     };
+    // A header is the server's: out-of-range fields are no date (and no overflow).
+    if !(1..=31).contains(&day)
+        || !(0..=9999).contains(&year)
+        || !(0..24).contains(h)
+        || !(0..60).contains(m)
+        || !(0..=60).contains(s)
+    {
+        return None;
+    }
     // Days from the civil date (Howard Hinnant's algorithm).
     let y = if month <= 2 { year - 1 } else { year };
     let era = y.div_euclid(400);
@@ -377,6 +386,10 @@ mod tests {
         assert_eq!(
             parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT"),
             Some(784_111_777_000.0)
+        );
+        assert_eq!(
+            parse_http_date("Sun, 06 Nov 99999999999999 08:49:37 GMT"),
+            None
         );
     }
 
