@@ -1,7 +1,6 @@
 //! pi-ai's `shortHash` (`utils/hash.js`): a fast deterministic hash that shortens long
 //! ids (tool-call ids, OpenAI item ids) into a few base-36 characters.
 
-#[cfg_attr(not(test), allow(dead_code))]
 /// pi-ai's `shortHash(str)`: two 32-bit multiply-xor lanes over the UTF-16 code units of
 /// `text`, printed as two unsigned base-36 numbers (`h2` then `h1`, no padding).
 pub(crate) fn short_hash(text: &str) -> String {

@@ -9,7 +9,6 @@ use crate::schema::js::{as_f64, format_f64, js_keys};
 /// The largest integer a double holds exactly (`Number.MAX_SAFE_INTEGER + 1`).
 const SAFE_INTEGER_LIMIT: u64 = 1 << 53;
 
-#[cfg_attr(not(test), allow(dead_code))]
 /// `JSON.stringify(value)`: compact, keys in JavaScript's enumeration order, numbers as
 /// `String(double)` (`1e+21`, `12345678901234567000`).
 pub(crate) fn stringify(value: &Value) -> String {
@@ -18,7 +17,6 @@ pub(crate) fn stringify(value: &Value) -> String {
     out
 }
 
-#[cfg_attr(not(test), allow(dead_code))]
 /// JavaScript's `text.length`: UTF-16 code units.
 pub(crate) fn utf16_len(text: &str) -> usize {
     if text.is_ascii() {

@@ -24,6 +24,7 @@ mod cost;
 mod env;
 #[cfg(any(feature = "openai-completions", feature = "openai-responses"))]
 mod error_body;
+#[cfg(any(feature = "openai-completions", feature = "openai-responses"))]
 pub(crate) mod hash;
 mod http;
 pub(crate) mod js;

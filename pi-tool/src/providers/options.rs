@@ -31,11 +31,9 @@ const ESTIMATED_IMAGE_CHARS: u64 = 4800;
 const CONTEXT_SAFETY_TOKENS: i128 = 4096;
 const MIN_MAX_TOKENS: u64 = 1;
 
-#[cfg_attr(not(test), allow(dead_code))]
 /// Tokens always left for the answer when a thinking budget shares the response ceiling.
 pub(crate) const MIN_ANSWER_TOKENS: u64 = 1024;
 
-#[cfg_attr(not(test), allow(dead_code))]
 /// Thinking-token budgets per level (pi-ai's `ThinkingBudgets`); an unset level takes
 /// pi-ai's default (`DEFAULT_THINKING_BUDGETS`: 1024, 2048, 8192, 16384).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -50,7 +48,6 @@ pub(crate) struct ThinkingBudgets {
     pub(crate) high: Option<u64>,
 }
 
-#[cfg_attr(not(test), allow(dead_code))]
 /// pi-ai's `clampReasoning`: `xhigh` becomes `high`, every other level stays.
 pub(crate) fn clamp_reasoning(level: ThinkingLevel) -> ThinkingLevel {
     match level {
@@ -59,7 +56,6 @@ pub(crate) fn clamp_reasoning(level: ThinkingLevel) -> ThinkingLevel {
     }
 }
 
-#[cfg_attr(not(test), allow(dead_code))]
 /// pi-ai's `thinkingBudgetForLevel`: the budget of the (clamped) level. `Off` has no
 /// budget in pi-ai (providers never ask for it); it is 0 here.
 pub(crate) fn thinking_budget_for_level(
@@ -76,14 +72,12 @@ pub(crate) fn thinking_budget_for_level(
     }
 }
 
-#[cfg_attr(not(test), allow(dead_code))]
 /// pi-ai's `clampThinkingBudgetToAnswerRoom`: caps a thinking budget so at least
 /// [`MIN_ANSWER_TOKENS`] remain under a shared response ceiling.
 pub(crate) fn clamp_thinking_budget_to_answer_room(budget: u64, ceiling: u64) -> u64 {
     budget.min(ceiling.saturating_sub(MIN_ANSWER_TOKENS))
 }
 
-#[cfg_attr(not(test), allow(dead_code))]
 /// pi-ai's `adjustMaxTokensForThinking`: `(max_tokens, thinking_budget)` for a request
 /// whose output ceiling must hold the thinking budget. `base` is the caller's cap
 /// (`None`: none, use the model's); the budget is added to it, up to `model_max`.
@@ -104,7 +98,6 @@ pub(crate) fn adjust_max_tokens_for_thinking(
     (max_tokens, thinking_budget)
 }
 
-#[cfg_attr(not(test), allow(dead_code))]
 /// pi-ai's `clampMaxTokensToContext`: `max_tokens`, lowered so the estimated context
 /// plus a 4096-token safety margin plus the answer fit the model's context window (at
 /// least 1). A model without a window (0) only gets the floor of 1.
@@ -123,7 +116,6 @@ pub(crate) fn clamp_max_tokens_to_context(
     max_tokens.min(floor)
 }
 
-#[cfg_attr(not(test), allow(dead_code))]
 /// `buildBaseOptions(...).maxTokens`: the caller's cap or the model's, clamped to the
 /// context window.
 pub(crate) fn base_max_tokens(model: &Model, context: &Context, options: &StreamOptions) -> u64 {
@@ -134,7 +126,6 @@ pub(crate) fn base_max_tokens(model: &Model, context: &Context, options: &Stream
     )
 }
 
-#[cfg_attr(not(test), allow(dead_code))]
 /// `buildBaseOptions(...).samplingParams`: the model's sampling parameters overridden
 /// key by key by the caller's (`{...model.samplingParams, ...options.samplingParams}`),
 /// `None` when neither has any.
@@ -153,7 +144,6 @@ pub(crate) fn merged_sampling_params(
     Some(merged)
 }
 
-#[cfg_attr(not(test), allow(dead_code))]
 /// pi-ai's `estimateContextTokens(context).tokens`.
 ///
 /// After the last successful assistant message that reported usage (and that no later
@@ -366,10 +356,9 @@ mod tests {
                 case["messages"].as_array().map_or(0, Vec::len),
                 "case {i} reads"
             );
-            let window = |context_window| {
-                let mut model = Model::default();
-                model.context_window = context_window;
-                model
+            let window = |context_window| Model {
+                context_window,
+                ..Model::default()
             };
             let actual = (
                 estimate_context_tokens(&context),

@@ -26,8 +26,12 @@ use serde_json::{Map, Value};
 use crate::schema::js::js_trim;
 
 /// `JSON.parse(text)` under Node 22: JavaScript's value (see the module doc for
-/// numbers, key order and surrogates), or V8's `SyntaxError` message.
-#[cfg_attr(not(test), allow(dead_code))]
+/// numbers, key order and surrogates), or V8's `SyntaxError` message. (The OpenAI SDK's
+/// SSE reader parses each event with it.)
+#[cfg_attr(
+    not(any(feature = "openai-completions", feature = "openai-responses")),
+    allow(dead_code)
+)]
 pub(crate) fn json_parse(text: &str) -> Result<Value, String> {
     v8::json_parse(text)
 }
@@ -35,7 +39,6 @@ pub(crate) fn json_parse(text: &str) -> Result<Value, String> {
 /// pi-ai's `parseStreamingJson`: the best reading of a possibly unfinished JSON text;
 /// `{}` when nothing can be read (also for an empty or blank text, and for a partial
 /// reading that is `null`).
-#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) fn parse_streaming_json(text: &str) -> Value {
     if js_trim(text).is_empty() {
         return empty_object();
@@ -54,11 +57,12 @@ pub(crate) fn parse_streaming_json(text: &str) -> Value {
     }
 }
 
-/// pi-ai's `parseJsonWithRepair`: `JSON.parse(text)`, else `JSON.parse` of the repaired
+/// pi-ai's `parseJsonWithRepair` (which only its Anthropic provider uses, to read SSE
+/// events): `JSON.parse(text)`, else `JSON.parse` of the repaired
 /// text when the repair changed something. The error is V8's `JSON.parse` message, for
 /// the repaired text when there is one (pi-ai throws the second parse's error), else for
 /// the text itself.
-#[cfg_attr(not(test), allow(dead_code))]
+#[cfg_attr(not(feature = "anthropic-messages"), allow(dead_code))]
 pub(crate) fn parse_json_with_repair(text: &str) -> Result<Value, String> {
     match v8::json_parse(text) {
         Ok(value) => Ok(value),
@@ -172,7 +176,6 @@ const GROWTH_DIVISOR: usize = 8;
 /// pi-ai's by up to 1/8 of their size (a deliberate difference); the final arguments
 /// ([`finish`](Self::finish)) read the whole text once and are always pi-ai's.
 #[derive(Debug, Default)]
-#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) struct StreamingArguments {
     text: String,
     parsed: Option<Arc<Value>>,
@@ -183,7 +186,6 @@ pub(crate) struct StreamingArguments {
     work: usize,
 }
 
-#[cfg_attr(not(test), allow(dead_code))]
 impl StreamingArguments {
     /// Appends a delta and returns the arguments as they read now.
     pub(crate) fn push(&mut self, delta: &str) -> Arc<Value> {
@@ -203,7 +205,9 @@ impl StreamingArguments {
         parsed
     }
 
-    /// The whole argument text so far.
+    /// The whole argument text so far (OpenAI Responses compares it with the final
+    /// `arguments` of its `done` event).
+    #[cfg_attr(not(feature = "openai-responses"), allow(dead_code))]
     pub(crate) fn text(&self) -> &str {
         &self.text
     }

@@ -28,11 +28,9 @@ const NON_VISION_USER_IMAGE_PLACEHOLDER: &str = "(image omitted: model does not 
 const NON_VISION_TOOL_IMAGE_PLACEHOLDER: &str =
     "(tool image omitted: model does not support images)";
 
-#[cfg_attr(not(test), allow(dead_code))]
 /// The provider's tool-call id rewrite: `(id, target model, source message) -> id`.
 pub(crate) type NormalizeToolCallId<'a> = &'a dyn Fn(&str, &Model, &AssistantMessage) -> String;
 
-#[cfg_attr(not(test), allow(dead_code))]
 /// pi-ai's `transformMessages(messages, model, normalizeToolCallId)`.
 pub(crate) fn transform_messages(
     messages: &[Message],
