@@ -445,6 +445,15 @@ mod tests {
     }
 
     #[test]
+    fn deeply_nested_data_is_no_crash() {
+        let depth = 200_000;
+        let data = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+        let mut stream = SseStream::new();
+        let message = SseMessage { event: None, data };
+        assert!(matches!(stream.item(&message), Err(SseError::Json(_))));
+    }
+
+    #[test]
     fn http_error_messages_follow_make_message() {
         let e = ApiError::from_response(401, r#"{"error":{"message":"bad key","type":"x"}}"#);
         assert_eq!(e.message, "401 bad key");
