@@ -376,6 +376,55 @@ mod tests {
         assert_eq!(all(&bytes), whole);
     }
 
+    /// Standard base64 (the corpus stores raw chunk bytes that way).
+    fn base64(text: &str) -> Vec<u8> {
+        let value = |c: u8| match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            _ => 63,
+        };
+        let digits: Vec<u8> = text.bytes().filter(|c| *c != b'=').map(value).collect();
+        digits
+            .chunks(4)
+            .flat_map(|group| {
+                let n = group
+                    .iter()
+                    .enumerate()
+                    .fold(0u32, |n, (i, d)| n | u32::from(*d) << (18 - 6 * i));
+                let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
+                bytes.into_iter().take(group.len().saturating_sub(1))
+            })
+            .collect()
+    }
+
+    /// 300 random bodies (every CR/LF mix, comments, fields, BOMs, characters split
+    /// across chunks) and what the SDK's `_iterSSEMessages` yielded for each
+    /// (`scripts/gen-openai-sse-corpus.mjs`).
+    #[test]
+    fn the_sdk_corpus_replays_exactly() {
+        let corpus: Value =
+            serde_json::from_str(include_str!("../../tests/data/openai_sse/corpus.json"))
+                .unwrap_or(Value::Null);
+        let cases = corpus.as_array().map(Vec::as_slice).unwrap_or_default();
+        assert_eq!(cases.len(), 300);
+        for (i, case) in cases.iter().enumerate() {
+            let chunks: Vec<Vec<u8>> = case["chunks"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|c| base64(c.as_str().unwrap_or_default()))
+                .collect();
+            let refs: Vec<&[u8]> = chunks.iter().map(Vec::as_slice).collect();
+            let got: Vec<Value> = all(&refs)
+                .into_iter()
+                .map(|m| json!({"event": m.event, "data": m.data}))
+                .collect();
+            assert_eq!(Value::Array(got), case["messages"], "case {i}");
+        }
+    }
+
     #[test]
     fn lone_carriage_returns_end_lines() {
         let out = all(&[b"data: a\rdata: b\r\rdata: c\r\n\r\n"]);
