@@ -30,6 +30,9 @@ pub(crate) struct SseMessage {
 pub(crate) struct OpenAiSse {
     /// Bytes not yet ended by a blank line (`iterSSEChunks`'s buffer).
     pending: Vec<u8>,
+    /// How much of `pending` is known to hold no blank line, so a long event that
+    /// arrives in many chunks is scanned once (the SDK rescans it on every chunk).
+    scanned: usize,
     lines: LineDecoder,
     event: EventDecoder,
 }
@@ -47,14 +50,20 @@ impl OpenAiSse {
         // The SDK hands the line decoder only text ended by a blank line; a trailing
         // partial event waits for more bytes (or for the end of the body).
         let mut start = 0;
-        while let Some(end) = double_newline_end(&self.pending[start..]) {
-            let piece = start..start + end;
-            for line in self.lines.decode(&self.pending[piece.clone()]) {
+        loop {
+            // A pattern is at most 4 bytes: resume 3 bytes before the scanned end.
+            let from = start + self.scanned.saturating_sub(3);
+            let Some(end) = double_newline_end(&self.pending[from..]).map(|end| from + end) else {
+                self.scanned = self.pending.len() - start;
+                break;
+            };
+            self.scanned = 0;
+            for line in self.lines.decode(&self.pending[start..end]) {
                 if let Some(message) = self.event.decode(line) {
                     out.push(message);
                 }
             }
-            start = piece.end;
+            start = end;
         }
         self.pending.drain(..start);
         out
@@ -64,6 +73,7 @@ impl OpenAiSse {
     pub(crate) fn finish(&mut self) -> Vec<SseMessage> {
         let mut out = Vec::new();
         let rest = std::mem::take(&mut self.pending);
+        self.scanned = 0;
         let mut lines = if rest.is_empty() {
             Vec::new()
         } else {
@@ -423,6 +433,21 @@ mod tests {
                 .collect();
             assert_eq!(Value::Array(got), case["messages"], "case {i}");
         }
+    }
+
+    #[test]
+    fn a_long_event_in_many_chunks_is_scanned_once() {
+        let line = format!("data: \"{}\"\r\n\r\n", "x".repeat(4 << 20));
+        let mut sse = OpenAiSse::new();
+        let started = std::time::Instant::now();
+        let mut out = Vec::new();
+        for chunk in line.as_bytes().chunks(4096) {
+            out.extend(sse.push(chunk));
+        }
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].data.len(), (4 << 20) + 2);
+        // Rescanning 4 MiB on each of its 1024 chunks would take seconds.
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
     }
 
     #[test]
