@@ -143,7 +143,21 @@ pub(crate) fn format_f64(f: f64) -> String {
         return if f > 0.0 { "Infinity" } else { "-Infinity" }.to_owned();
     }
     // Rust's `{:e}` prints the shortest digits that round-trip, like ECMAScript's algorithm.
-    let sci = format!("{:e}", f.abs());
+    let mut sci = format!("{:e}", f.abs());
+    let shortest = sci
+        .bytes()
+        .take_while(|&b| b != b'e')
+        .filter(u8::is_ascii_digit)
+        .count();
+    // Where two shortest candidates are equally close (an exact tie, possible only at 16
+    // or more digits), ECMAScript takes the even one and `{:e}` may not; exact-precision
+    // formatting rounds ties to even, so it gives ECMAScript's pick when it round-trips.
+    if shortest >= 16 {
+        let even = format!("{:.*e}", shortest - 1, f.abs());
+        if even.parse::<f64>() == Ok(f.abs()) {
+            sci = even;
+        }
+    }
     let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
     let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
     let e: i32 = exp.parse().unwrap_or(0);
@@ -418,6 +432,9 @@ mod tests {
             (3.5, "3.5"),
             (-0.25, "-0.25"),
             (1e21, "1e+21"),
+            // 124247347733806.625 exactly: a tie between two 17-digit candidates, where
+            // Node prints the even one.
+            (f64::from_bits(0x42dc_4025_c1a9_4ba8), "124247347733806.62"),
             (1e-7, "1e-7"),
             (123456789.125, "123456789.125"),
             (0.000001, "0.000001"),
