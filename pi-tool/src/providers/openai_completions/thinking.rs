@@ -9,8 +9,9 @@ use crate::agent::{Model, ThinkingLevel};
 use crate::providers::openai_sse::js_truthy;
 use crate::providers::options::{clamp_thinking_budget_to_answer_room, thinking_budget_for_level};
 
-/// pi's thinking level names (`EXTENDED_THINKING_LEVELS`, without `max`).
-const LEVELS: [&str; 6] = ["off", "minimal", "low", "medium", "high", "xhigh"];
+/// pi-ai's `EXTENDED_THINKING_LEVELS`. Pi has no `max` level to ask for, but a model
+/// that maps it is clamped up to it, as in pi-ai.
+const LEVELS: [&str; 7] = ["off", "minimal", "low", "medium", "high", "xhigh", "max"];
 
 fn level_name(level: ThinkingLevel) -> &'static str {
     match level {
@@ -29,7 +30,8 @@ fn level_from_name(name: &str) -> ThinkingLevel {
         "low" => ThinkingLevel::Low,
         "medium" => ThinkingLevel::Medium,
         "high" => ThinkingLevel::High,
-        "xhigh" => ThinkingLevel::Xhigh,
+        // `clampReasoning` gives both the budget of `high`.
+        "xhigh" | "max" => ThinkingLevel::Xhigh,
         _ => ThinkingLevel::Off,
     }
 }
@@ -43,7 +45,7 @@ pub(super) fn clamp_thinking_level(model: &Model, level: ThinkingLevel) -> &'sta
             .into_iter()
             .filter(|name| match mapped(name) {
                 Some(Value::Null) => false,
-                other => *name != "xhigh" || other.is_some(),
+                other => !matches!(*name, "xhigh" | "max") || other.is_some(),
             })
             .collect()
     } else {
@@ -259,5 +261,12 @@ mod tests {
         map.insert("medium".into(), Value::Null);
         model.thinking_level_map = Some(map);
         assert_eq!(clamp_thinking_level(&model, ThinkingLevel::High), "low");
+        // A mapped `max` is the next level up from an unsupported xhigh.
+        let mut map = Map::new();
+        map.insert("xhigh".into(), Value::Null);
+        map.insert("max".into(), json!("max"));
+        model.thinking_level_map = Some(map);
+        assert_eq!(clamp_thinking_level(&model, ThinkingLevel::Xhigh), "max");
+        assert_eq!(thinking_budget(&model, Some("max"), 64_000), Some(16_384));
     }
 }
