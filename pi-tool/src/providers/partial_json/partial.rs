@@ -21,9 +21,11 @@
 //!   until a null prototype somewhere in the chain has removed that setter, after which
 //!   `__proto__` is an ordinary key.
 //!
-//! Where the JavaScript recurses, this keeps its own stack, so depth costs heap only
-//! (JavaScript runs out of call stack after some thousands of levels and then reads
-//! less). Where the JavaScript would loop forever (an array element that `JSON.parse`
+//! Where the JavaScript recurses, this keeps its own stack. JavaScript runs out of call
+//! stack after some thousands of levels: the exception ends the innermost container,
+//! which is returned as read so far. This does the same at [`MAX_DEPTH`] levels (a
+//! `serde_json::Value` deeper than that would risk the stack when dropped). Where the
+//! JavaScript would loop forever (an array element that `JSON.parse`
 //! accepts without the cursor moving), the array ends there instead.
 //!
 //! The text is handled as UTF-8 bytes; JavaScript indexes UTF-16 units. Every position
@@ -34,7 +36,7 @@
 
 use serde_json::{Map, Value};
 
-use super::v8::{is_index_key, js_ordered, parse_value};
+use super::v8::{MAX_DEPTH, is_index_key, js_ordered, parse_value};
 use crate::schema::js::js_trim;
 
 /// An exception in the JavaScript parser (`PartialJSON`, `MalformedJSON` or a
@@ -263,6 +265,8 @@ impl Parser<'_> {
                     .string()
                     .map_or(State::Throw, |v| State::Deliver(v, Origin::Other));
             }
+            // JavaScript's stack overflow, at a fixed depth.
+            b'{' | b'[' if stack.len() >= MAX_DEPTH => return State::Throw,
             b'{' => {
                 self.i += 1;
                 self.skip_blank();

@@ -9,14 +9,21 @@
 //! sends the value on. A lone surrogate escape (`"\ud800"`), which a Rust string cannot
 //! hold, becomes U+FFFD.
 //!
-//! The parser keeps its own stack of open containers, so nesting depth costs heap, not
-//! call stack (V8's parser is iterative too).
+//! The parser keeps its own stack of open containers (V8's is iterative too), but a
+//! text nested deeper than [`MAX_DEPTH`] levels is refused, which V8 would read:
+//! dropping, cloning or printing a `serde_json::Value` recurses once per level, so a
+//! hostile stream could otherwise overflow the stack.
 
 use serde_json::{Map, Value};
 
 use crate::schema::js::{js_keys, number_value};
 
-/// `JSON.parse(text)`: the value, or V8's error message.
+/// Nesting deeper than this is refused (see the module doc); real arguments and events
+/// nest a handful of levels.
+pub(crate) const MAX_DEPTH: usize = 1000;
+
+/// `JSON.parse(text)`: the value, or V8's error message (or, for a text nested deeper
+/// than [`MAX_DEPTH`], `JSON nested deeper than 1000 levels`).
 pub(crate) fn json_parse(text: &str) -> Result<Value, String> {
     Parser {
         text,
@@ -49,6 +56,8 @@ enum Fail {
     Number(usize),
     /// `<message> at position N`.
     At(&'static str, usize),
+    /// More than [`MAX_DEPTH`] levels.
+    TooDeep,
 }
 
 const PROPERTY_NAME_OR_BRACE: &str = "Expected property name or '}' in JSON";
@@ -74,6 +83,7 @@ impl Fail {
     fn message(self, text: &str) -> String {
         match self {
             Fail::Eos => "Unexpected end of JSON input".to_owned(),
+            Fail::TooDeep => format!("JSON nested deeper than {MAX_DEPTH} levels"),
             Fail::Number(at) => positioned("Unexpected number in JSON", text, at),
             Fail::At(message, at) => positioned(message, text, at),
             // V8 names the token by its first character: a number or a string is
@@ -194,6 +204,7 @@ impl Parser<'_> {
                 Some(b't') => self.literal("true", Value::Bool(true))?,
                 Some(b'f') => self.literal("false", Value::Bool(false))?,
                 Some(b'n') => self.literal("null", Value::Null)?,
+                Some(b'[' | b'{') if stack.len() >= MAX_DEPTH => return Err(Fail::TooDeep),
                 Some(b'[') => {
                     self.i += 1;
                     self.skip_ws();
