@@ -212,7 +212,8 @@ impl StreamingArguments {
         &self.text
     }
 
-    /// The final arguments: the whole text read once (pi-ai's last `parseStreamingJson`).
+    /// The final arguments: pi-ai's last `parseStreamingJson`, of the whole text (the
+    /// last reading when it was of the whole text already, else one reading now).
     pub(crate) fn finish(&self) -> Value {
         match &self.parsed {
             Some(parsed) if self.parsed_len == self.text.len() => Value::clone(parsed),
