@@ -492,3 +492,25 @@ async fn a_local_llama_server_answers() {
         "{message:?}"
     );
 }
+
+#[tokio::test]
+async fn a_base_url_that_is_no_url_reads_invalid_url() {
+    let events = collect(&Providers::new(), &model("not a url"), options()).await;
+    assert_eq!(kinds(&events), ["error"]);
+    assert_eq!(
+        final_error(&events),
+        (StopReason::Error, "Invalid URL".to_owned())
+    );
+}
+
+#[tokio::test]
+async fn no_response_within_the_timeout_reads_request_timed_out() {
+    let (base, _) = serve(vec![Reply::Silent]).await;
+    let mut opts = options();
+    opts.timeout = Some(Duration::from_millis(200));
+    let events = collect(&Providers::new(), &model(&base), opts).await;
+    assert_eq!(
+        final_error(&events),
+        (StopReason::Error, "Request timed out.".to_owned())
+    );
+}

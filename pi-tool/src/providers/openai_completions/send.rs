@@ -82,6 +82,10 @@ pub(super) async fn send(
     options: &StreamOptions,
 ) -> Result<HttpResponse, String> {
     let signal = &options.signal;
+    // The SDK's `new URL(...)` throws a TypeError before any request (never retried).
+    if reqwest::Url::parse(&prepared.url).is_err() {
+        return Err("Invalid URL".to_owned());
+    }
     let max_retries = options.max_retries.unwrap_or(0);
     let mut remaining = max_retries;
     loop {
