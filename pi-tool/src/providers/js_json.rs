@@ -3,46 +3,11 @@
 
 use serde_json::Value;
 
-/// Nesting deeper than this is refused before parsing: dropping (or walking) a
-/// `serde_json::Value` recurses once per level, and a hostile stream could nest deep
-/// enough to overflow the stack. Real chunks nest a handful of levels.
-pub(crate) const MAX_DEPTH: usize = 1000;
-
-/// `JSON.parse(text)`: the value, or V8's `SyntaxError` message (or, for a text nested
-/// deeper than [`MAX_DEPTH`], which V8 would read, an error saying so).
+/// `JSON.parse(text)`: the value, or V8's `SyntaxError` message (and, for a text nested
+/// deeper than 1000 levels, which V8 would read, an error saying so: dropping such a
+/// `serde_json::Value` would overflow the stack).
 pub(crate) fn parse(text: &str) -> Result<Value, String> {
-    if nesting_exceeds(text, MAX_DEPTH) {
-        return Err(format!("JSON nested deeper than {MAX_DEPTH} levels"));
-    }
     super::partial_json::json_parse(text)
-}
-
-/// Whether brackets outside strings open more than `limit` levels at some point.
-fn nesting_exceeds(text: &str, limit: usize) -> bool {
-    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
-    for b in text.bytes() {
-        if in_string {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'[' | b'{' => {
-                depth += 1;
-                if depth > limit {
-                    return true;
-                }
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    false
 }
 
 #[cfg(test)]
