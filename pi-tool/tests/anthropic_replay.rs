@@ -738,15 +738,23 @@ async fn retries_only_when_asked_and_only_what_pi_ai_retries() {
 }
 
 /// Against a real llama.cpp `llama-server` (its `/v1/messages` endpoint), when
-/// `PI_TOOL_LOCAL_LLM_URL` names one (`scripts/local-llm/local-llm start` prints it).
+/// `PI_TOOL_LOCAL_LLM` names one (the origin; `scripts/local-llm/local-llm start` prints it,
+/// `.ci/run` sets it).
 #[tokio::test]
 async fn a_local_llama_server_answers() {
-    let Ok(base_url) = std::env::var("PI_TOOL_LOCAL_LLM_URL") else {
-        eprintln!("PI_TOOL_LOCAL_LLM_URL not set: skipped");
+    let Ok(origin) = std::env::var("PI_TOOL_LOCAL_LLM") else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "PI_TOOL_LOCAL_LLM is not set under CI: .ci/run starts scripts/local-llm/local-llm"
+        );
+        eprintln!(
+            "PI_TOOL_LOCAL_LLM not set: skipped (scripts/local-llm/local-llm start prints it)"
+        );
         return;
     };
+    let base_url = format!("{}", origin.trim_end_matches('/'));
     let mut model = Model::new("local", "anthropic-messages", "llama-cpp");
-    model.base_url = base_url.trim_end_matches("/v1").to_owned();
+    model.base_url = base_url;
     model.max_tokens = 32;
     model.context_window = 4096;
     let options = StreamOptions {

@@ -449,14 +449,21 @@ async fn the_router_reaches_the_provider() {
 }
 
 /// Against a real llama.cpp `llama-server` (its `/v1/responses` endpoint, the shape
-/// without `output_index`), when `PI_TOOL_LOCAL_LLM_URL` names one
+/// without `output_index`), when `PI_TOOL_LOCAL_LLM` names one (the origin; `.ci/run` sets it)
 /// (`scripts/local-llm/local-llm start` prints it).
 #[tokio::test]
 async fn a_local_llama_server_answers() {
-    let Ok(base_url) = std::env::var("PI_TOOL_LOCAL_LLM_URL") else {
-        eprintln!("PI_TOOL_LOCAL_LLM_URL not set: skipped");
+    let Ok(origin) = std::env::var("PI_TOOL_LOCAL_LLM") else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "PI_TOOL_LOCAL_LLM is not set under CI: .ci/run starts scripts/local-llm/local-llm"
+        );
+        eprintln!(
+            "PI_TOOL_LOCAL_LLM not set: skipped (scripts/local-llm/local-llm start prints it)"
+        );
         return;
     };
+    let base_url = format!("{}/v1", origin.trim_end_matches('/'));
     let mut model = Model::new("local", "openai-responses", "llama-cpp");
     model.base_url = base_url;
     model.max_tokens = 32;
