@@ -16,7 +16,9 @@ use crate::safety::{Redactor, ResultBudget};
 
 use super::hooks::{AfterToolCall, BeforeToolCall};
 
-/// How the tool calls of a run are executed (see the [module docs](self)).
+/// How the tool calls of a run are executed: the one policy the agent loop, the [`Agent`](super::Agent),
+/// the session builder and the MCP server all take. Everything is off by default (Pi's
+/// behaviour).
 #[derive(Clone)]
 #[non_exhaustive]
 pub struct RunPolicy {
