@@ -43,13 +43,24 @@ pub(crate) fn parse_streaming_json(text: &str) -> Value {
     if js_trim(text).is_empty() {
         return empty_object();
     }
-    if let Some(value) = parse_with_repair(text) {
-        return value;
+    let repaired = repair(text);
+    // A text that ends inside a string or with brackets open fails JSON.parse, and so
+    // does its repair (which changes only string contents): while arguments stream,
+    // that is nearly every text, and both parses are skipped.
+    if repaired.complete {
+        if let Some(value) = v8::parse_value(text) {
+            return value;
+        }
+        if let Cow::Owned(fixed) = &repaired.text
+            && let Some(value) = v8::parse_value(fixed)
+        {
+            return value;
+        }
     }
-    let partial = partial::parse(text).or_else(|_| match repair_json(text) {
+    let partial = partial::parse(text).or_else(|_| match &repaired.text {
         // The same text fails the same way again.
         Cow::Borrowed(_) => Err(partial::Thrown),
-        Cow::Owned(repaired) => partial::parse(&repaired),
+        Cow::Owned(fixed) => partial::parse(fixed),
     });
     match partial {
         Ok(Some(value)) => value,
@@ -73,14 +84,6 @@ pub(crate) fn parse_json_with_repair(text: &str) -> Result<Value, String> {
     }
 }
 
-/// [`parse_json_with_repair`] without building an error message.
-fn parse_with_repair(text: &str) -> Option<Value> {
-    v8::parse_value(text).or_else(|| match repair_json(text) {
-        Cow::Borrowed(_) => None,
-        Cow::Owned(repaired) => v8::parse_value(&repaired),
-    })
-}
-
 fn empty_object() -> Value {
     Value::Object(Map::new())
 }
@@ -89,6 +92,18 @@ fn empty_object() -> Value {
 /// and a backslash that starts no valid escape (or ends the text) is doubled. Outside
 /// strings nothing changes. Borrowed when nothing needed repair.
 pub(crate) fn repair_json(text: &str) -> Cow<'_, str> {
+    repair(text).text
+}
+
+/// A repaired text, and whether its scan ended outside any string with as many brackets
+/// closed as opened (else neither it nor the original can be JSON).
+struct Repaired<'a> {
+    text: Cow<'a, str>,
+    complete: bool,
+}
+
+/// [`repair_json`], also telling whether the text could be complete JSON.
+fn repair(text: &str) -> Repaired<'_> {
     let bytes = text.as_bytes();
     let mut out: Option<String> = None;
     // Bytes before this index are in `out` (or unchanged, while `out` is None).
@@ -100,11 +115,18 @@ pub(crate) fn repair_json(text: &str) -> Cow<'_, str> {
         copied = at + skip;
     };
     let mut in_string = false;
+    // Brackets opened minus closed, outside strings.
+    let mut depth: i64 = 0;
     let mut i = 0;
     while i < bytes.len() {
         let b = bytes[i];
         if !in_string {
-            in_string = b == b'"';
+            match b {
+                b'"' => in_string = true,
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' => depth -= 1,
+                _ => {}
+            }
             i += 1;
             continue;
         }
@@ -149,12 +171,16 @@ pub(crate) fn repair_json(text: &str) -> Cow<'_, str> {
             _ => i += 1,
         }
     }
-    match out {
+    let text = match out {
         None => Cow::Borrowed(text),
         Some(mut out) => {
             out.push_str(&text[copied..]);
             Cow::Owned(out)
         }
+    };
+    Repaired {
+        text,
+        complete: !in_string && depth == 0,
     }
 }
 
