@@ -185,7 +185,7 @@ fn repair(text: &str) -> Repaired<'_> {
 }
 
 /// Texts up to this size are re-read on every delta, exactly as pi-ai does.
-pub(crate) const REPARSE_EVERY_DELTA_UP_TO: usize = 64 * 1024;
+pub(crate) const REPARSE_EVERY_DELTA_UP_TO: usize = 8 * 1024;
 /// Beyond that, a delta re-reads the text only once it has grown by this fraction
 /// (1/8) of its size at the last reading.
 const GROWTH_DIVISOR: usize = 8;
@@ -193,12 +193,12 @@ const GROWTH_DIVISOR: usize = 8;
 /// The argument text of one streaming tool call and its latest reading.
 ///
 /// pi-ai re-reads the whole argument text on every delta (quadratic in its size).
-/// This does so while the text is at most [`REPARSE_EVERY_DELTA_UP_TO`] (64 KiB) bytes,
+/// This does so while the text is at most [`REPARSE_EVERY_DELTA_UP_TO`] (8 KiB) bytes,
 /// so every such call shows exactly pi-ai's partial arguments after every delta. Beyond
 /// that, a delta re-reads the text only when it has grown by at least 1/8 since the last
 /// reading, and otherwise returns that reading again (the same `Arc`): the readings
 /// happen at sizes growing geometrically, so their total cost is a constant times the
-/// final size. Streamed partial arguments of a call larger than 64 KiB therefore lag
+/// final size. Streamed partial arguments of a call larger than 8 KiB therefore lag
 /// pi-ai's by up to 1/8 of their size (a deliberate difference); the final arguments
 /// ([`finish`](Self::finish)) read the whole text once and are always pi-ai's.
 #[derive(Debug, Default)]
