@@ -263,9 +263,9 @@ fn stream_big_arguments(total: usize, delta: usize) -> StreamingArguments {
 fn streaming_arguments_cost_is_linear() {
     let small = stream_big_arguments(1 << 20, 64);
     let large = stream_big_arguments(10 << 20, 64);
-    // Everything up to 64 KiB is read per delta (about 1024 readings of up to 64 KiB
-    // here), then readings at sizes growing by 1/8: about 9 times the final size.
-    let bound = |len: usize| 1024 * REPARSE_EVERY_DELTA_UP_TO + 10 * len;
+    // Everything up to the threshold is read per delta (at most 1024 readings of it
+    // here), then readings at sizes growing by 1/2: about 3 times the final size.
+    let bound = |len: usize| 1024 * REPARSE_EVERY_DELTA_UP_TO + 4 * len;
     assert!(
         small.work <= bound(small.text().len()),
         "{} bytes read",
