@@ -158,7 +158,7 @@ fn strip_scratch(block: &Value) -> Value {
     }
 }
 
-/// `normaliseMessage`: scratch keys out of the content blocks, then [`value`].
+/// `normaliseMessage`: scratch keys out of the content blocks, then `value`.
 pub fn message(m: &Value, port: u16) -> Value {
     let mut copy = m.clone();
     if let Some(Value::Array(content)) = copy.get_mut("content") {
