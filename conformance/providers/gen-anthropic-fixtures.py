@@ -26,7 +26,9 @@ def tres(id, name, content, err=False, **kw):
     m={"role":"toolResult","toolCallId":id,"toolName":name,"content":content,"isError":err,"timestamp":1767225600000}; m.update(kw); return m
 def fx(name, context, response, model={}, options={}):
     if isinstance(response, list): response={"chunks":response,"headers":{"content-type":"text/event-stream"},"status":200,"delayMs":0,"disconnectAfterChunk":None}
-    json.dump({"api":"anthropic-messages","description":name,"model":model,"options":options,"context":context,"response":response}, open(D+name+".json","w"), indent=2)
+    # FORMAT.md's canonical JSON (sorted keys, two-space indent, raw UTF-8, final newline).
+    with open(D+name+".json","w") as f:
+        f.write(json.dumps({"api":"anthropic-messages","description":name,"model":model,"options":options,"context":context,"response":response}, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
 OK=[start()]+text_block(0,["Hi"," there"])+end()
 IMG="iVBORw0KGgo="
 fx("x-multi-turn", {"systemPrompt":"Sys","tools":[WEATHER,READ],"messages":[

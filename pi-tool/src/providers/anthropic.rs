@@ -18,10 +18,11 @@ mod tools;
 use std::time::Duration;
 
 use self::events::Events;
-use self::failure::{Attempt, http_error_message, is_retryable, retry_delay};
+use self::failure::http_error_message;
 use self::request::Prepared;
 use self::sse::SseDecoder;
 use super::http::{Http, HttpError, HttpResponse};
+use super::retry::{Attempt, is_retryable, retry_delay, sleep};
 use super::stream::{Output, event_stream, failed};
 use crate::abort::AbortSignal;
 use crate::agent::{
@@ -204,17 +205,6 @@ async fn send(
         if !sleep(delay, signal).await {
             return Err("Request aborted".to_owned());
         }
-    }
-}
-
-/// Sleeps unless the signal aborts first (then `false`).
-async fn sleep(delay: Duration, signal: &AbortSignal) -> bool {
-    if signal.is_aborted() {
-        return false;
-    }
-    tokio::select! {
-        _ = signal.aborted() => false,
-        _ = tokio::time::sleep(delay) => true,
     }
 }
 

@@ -39,6 +39,7 @@ mod openai_responses;
 mod openai_sse;
 pub(crate) mod options;
 pub(crate) mod partial_json;
+mod retry;
 mod stream;
 pub(crate) mod transform;
 
