@@ -17,6 +17,54 @@
 //! `providers` enables all three. API keys come from
 //! [`StreamOptions::api_key`](crate::agent::StreamOptions) or the provider's environment
 //! variable ([`env_api_key`]), and never appear in an error, an event or `Debug` output.
+//!
+//! The seed's `get_weather` on a registry model (with `ANTHROPIC_API_KEY` set), or on any
+//! OpenAI-compatible server such as a local llama.cpp, Ollama or vLLM:
+//!
+//! ```no_run
+//! # #[cfg(feature = "providers")]
+//! # async fn run() -> Result<(), pi_tool::agent::AgentError> {
+//! use pi_tool::agent::{Agent, AgentOptions, Model, StreamOptions};
+//! use pi_tool::providers::{builtin_models, providers};
+//! use pi_tool::{IntoAgentTool, ToolError, pi_tool};
+//!
+//! #[pi_tool::params]
+//! struct WeatherParams {
+//!     /// City name.
+//!     city: String,
+//! }
+//!
+//! /// Return the demo temperature for Paris or Tokyo.
+//! #[pi_tool(name = "get_weather")]
+//! async fn get_weather(params: WeatherParams) -> Result<String, ToolError> {
+//!     Ok(format!("{}: 24 degrees celsius", params.city))
+//! }
+//!
+//! // pi-ai 0.85.0's own data for the model; the key comes from the environment.
+//! let model = builtin_models()
+//!     .get_model("anthropic", "claude-sonnet-4-5")
+//!     .expect("in pi-ai's registry");
+//! let agent = Agent::new(
+//!     AgentOptions::new(providers())
+//!         .model(model)
+//!         .tools(vec![GetWeather.into_agent_tool()]),
+//! );
+//! agent.prompt("What is the weather in Tokyo?").await?;
+//!
+//! // A model on any OpenAI-compatible server, with the key in the options.
+//! let local = Agent::new(
+//!     AgentOptions::new(providers())
+//!         .model(Model::openai_compatible("http://127.0.0.1:11434/v1", "llama3.2"))
+//!         .stream_options(StreamOptions {
+//!             api_key: Some("ollama".into()),
+//!             ..StreamOptions::default()
+//!         })
+//!         .tools(vec![GetWeather.into_agent_tool()]),
+//! );
+//! local.prompt("What is the weather in Paris?").await?;
+//! # Ok(())
+//! # }
+//! ```
 
 #[cfg(feature = "anthropic-messages")]
 mod anthropic;
