@@ -42,12 +42,14 @@
 
 mod call;
 mod convert;
+mod framing;
 mod progress;
 mod schema;
 mod server;
 
 pub use call::{CallEnd, CallOutcome, run_call};
 pub use convert::{DETAILS_META_KEY, PARTIAL_RESULT_META_KEY, TOOL_META_PREFIX};
+pub use framing::DEFAULT_MAX_MESSAGE_BYTES;
 pub use server::{PackServer, ServeError};
 
 /// The MCP SDK this crate serves with, for callers that want another transport

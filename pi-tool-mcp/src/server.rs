@@ -14,13 +14,14 @@ use rmcp::model::{
     PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
-use rmcp::{ErrorData as McpError, ServerHandler, ServiceExt};
+use rmcp::{ErrorData as McpError, ServerHandler};
 use tokio::sync::Semaphore;
 
 #[cfg(doc)]
 use crate::call::run_call;
 use crate::call::{CallEnd, run_call_timed};
 use crate::convert::{call_tool_result, mcp_tool};
+use crate::framing::{DEFAULT_MAX_MESSAGE_BYTES, serve_framed};
 use crate::progress::ProgressForwarder;
 
 type CallEndHook = Arc<dyn Fn(&CallEnd) + Send + Sync>;
@@ -38,6 +39,7 @@ pub struct PackServer {
     instructions: Option<String>,
     on_call_end: Option<CallEndHook>,
     policy: Arc<McpPolicy>,
+    max_message_bytes: usize,
 }
 
 /// The parts of the run policy an MCP server applies (its hooks need an agent's
@@ -87,6 +89,7 @@ impl PackServer {
                 policy: RunPolicy::default(),
                 permits: None,
             }),
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
         }
     }
 
@@ -127,6 +130,16 @@ impl PackServer {
         self
     }
 
+    /// The largest message [`serve_stdio`](Self::serve_stdio) and
+    /// [`serve_io`](Self::serve_io) read, in bytes (one line without its newline);
+    /// [`DEFAULT_MAX_MESSAGE_BYTES`] (16 MiB) unless set. A longer line is not buffered:
+    /// it is answered -32700 with its id when its first 64 KiB show one.
+    #[must_use]
+    pub fn with_max_message_bytes(mut self, bytes: usize) -> Self {
+        self.max_message_bytes = bytes;
+        self
+    }
+
     /// The tools as `tools/list` gives them, in pack order.
     pub fn listed_tools(&self) -> &[Tool] {
         &self.listed
@@ -141,16 +154,31 @@ impl PackServer {
 
     /// Serves on standard input and output until the client closes the connection.
     /// Standard output carries only protocol messages; write logs to standard error.
+    ///
+    /// Every request gets exactly one answer, malformed ones included: see
+    /// [`serve_io`](Self::serve_io).
     pub async fn serve_stdio(self) -> Result<(), ServeError> {
-        let running = self
-            .serve(rmcp::transport::stdio())
-            .await
-            .map_err(|error| ServeError(format!("MCP initialisation failed: {error}")))?;
-        running
-            .waiting()
-            .await
-            .map(|_| ())
-            .map_err(|error| ServeError(format!("MCP service task failed: {error}")))
+        self.serve_io(tokio::io::stdin(), tokio::io::stdout()).await
+    }
+
+    /// Serves newline-delimited JSON-RPC (MCP's stdio framing) read from `read` and
+    /// written to `write`, until `read` ends.
+    ///
+    /// A framing layer in front of rmcp answers what rmcp would drop or misanswer: a
+    /// line that does not parse (a number out of range such as `1e400`, a lone surrogate
+    /// escape, nesting deeper than 128, invalid UTF-8) or is longer than
+    /// [`with_max_message_bytes`](Self::with_max_message_bytes) gets -32700 Parse error,
+    /// with the request's id when the line's top level shows it and `null` otherwise;
+    /// a request whose params are not an object, and a `tools/call` whose `name` is not
+    /// a string or whose `arguments` or `_meta` are not objects, gets -32602 Invalid
+    /// params naming the field, with its id. Every other line reaches rmcp unchanged.
+    pub async fn serve_io<R, W>(self, read: R, write: W) -> Result<(), ServeError>
+    where
+        R: tokio::io::AsyncRead + Unpin + Send + 'static,
+        W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        let limit = self.max_message_bytes;
+        serve_framed(self, read, write, limit).await
     }
 
     /// Serves MCP's streamable HTTP transport on `listener` until the listener fails.
@@ -274,6 +302,12 @@ impl ServerHandler for PackServer {
 /// Why serving stopped with an error (the handshake failed or the service task died).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServeError(String);
+
+impl ServeError {
+    pub(crate) fn new(text: String) -> Self {
+        ServeError(text)
+    }
+}
 
 impl fmt::Display for ServeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -1,0 +1,584 @@
+//! The line framing in front of rmcp's newline-delimited transport (stdio, or any byte
+//! stream through [`PackServer::serve_io`](crate::PackServer::serve_io)).
+//!
+//! JSON-RPC 2.0 gives every request exactly one response. rmcp's stdio transport drops
+//! lines serde_json rejects (a number out of range such as `1e400`, a lone surrogate
+//! escape, nesting deeper than 128, a line over its 16 MiB cap) without a word, answers
+//! `tools/call` params of the wrong shape with -32601 "method not found", and answers
+//! params that are a string or an array with id `null`. A client then waits forever or
+//! cannot match the answer. So this layer reads the lines itself, with a size limit,
+//! parses each once (serde_json's recursion limit bounds the depth, so nothing here
+//! recurses on input), answers the lines it can tell are broken, and passes every
+//! other line, byte for byte, to rmcp through an in-memory pipe:
+//!
+//! - a line that does not parse, or is over the limit: -32700 with the request's id
+//!   when a scan of the line's top level can read it, else id `null`;
+//! - a request (readable id, no `result`/`error`) whose `jsonrpc` is not `"2.0"` or
+//!   whose `method` is not a string: -32600 with its id;
+//! - a request whose `params` is neither an object nor absent: -32602 with its id;
+//! - `tools/call` without params, without a string `name`, or with `arguments` or
+//!   `_meta` that are not objects: -32602 naming the field.
+//!
+//! A notification gets no answer, even a broken one, as JSON-RPC says: one rmcp cannot
+//! read is dropped here (rmcp would answer it with an id-less -32600). Responses from
+//! the client and well-formed notifications are passed on as they are.
+
+use std::sync::Arc;
+
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, ClientJsonRpcMessage};
+use rmcp::service::RoleServer;
+use rmcp::transport::async_rw::AsyncRwTransport;
+use serde_json::{Map, Value, json};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::Mutex;
+
+use crate::server::{PackServer, ServeError};
+
+/// The default limit on one incoming message (one line, without its newline): 16 MiB,
+/// rmcp's own cap for stdio and for server-sent events, so a message acceptable over one
+/// transport is acceptable over the other.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+
+/// How much of an oversized line is kept to look for its id (`id` usually comes before
+/// `params`, which is where the bulk of a big request is).
+const ID_SCAN_PREFIX: usize = 64 * 1024;
+
+/// JSON-RPC's error codes this layer answers with.
+const PARSE_ERROR: i64 = -32700;
+const INVALID_REQUEST: i64 = -32600;
+const INVALID_PARAMS: i64 = -32602;
+
+type SharedWriter<W> = Arc<Mutex<W>>;
+
+/// Serves `server` on newline-delimited JSON-RPC read from `read` and written to
+/// `write`, answering broken lines itself (see the module docs).
+pub(crate) async fn serve_framed<R, W>(
+    server: PackServer,
+    read: R,
+    write: W,
+    max_message_bytes: usize,
+) -> Result<(), ServeError>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let out = Arc::new(Mutex::new(write));
+    let (ours, theirs) = tokio::io::duplex(64 * 1024);
+    let (rmcp_read, rmcp_write) = tokio::io::split(theirs);
+    let (from_rmcp, to_rmcp) = tokio::io::split(ours);
+    // This layer already bounds every line it passes on.
+    let transport = AsyncRwTransport::<RoleServer, _, _>::new_server(rmcp_read, rmcp_write)
+        .with_max_line_length(usize::MAX);
+    let copy = tokio::spawn(copy_lines(BufReader::new(from_rmcp), out.clone()));
+    let feed = tokio::spawn(feed(BufReader::new(read), to_rmcp, out, max_message_bytes));
+    let served = match server.serve(transport).await {
+        Ok(running) => running
+            .waiting()
+            .await
+            .map(|_| ())
+            .map_err(|error| ServeError::new(format!("MCP service task failed: {error}"))),
+        Err(error) => Err(ServeError::new(format!(
+            "MCP initialisation failed: {error}"
+        ))),
+    };
+    // The client may still be writing after rmcp stopped; nobody would read it.
+    feed.abort();
+    // rmcp has dropped its end of the pipe, so the copy ends once it has written all.
+    let _ = copy.await;
+    served
+}
+
+/// Copies rmcp's output to the client a whole line at a time, so the answers this layer
+/// writes never land inside one of rmcp's.
+async fn copy_lines<R, W>(mut from_rmcp: R, out: SharedWriter<W>)
+where
+    R: AsyncBufRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match from_rmcp.read_until(b'\n', &mut line).await {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {
+                if write_line(&out, &line).await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+async fn write_line<W: AsyncWrite + Unpin>(
+    out: &SharedWriter<W>,
+    line: &[u8],
+) -> std::io::Result<()> {
+    let mut out = out.lock().await;
+    out.write_all(line).await?;
+    out.flush().await
+}
+
+/// Reads the client's lines, answers the broken ones and passes the rest to rmcp; at the
+/// end of the input, closes rmcp's input so the service ends as it would on stdin's EOF.
+async fn feed<R, T, W>(mut read: R, mut to_rmcp: T, out: SharedWriter<W>, limit: usize)
+where
+    R: AsyncBufRead + Unpin,
+    T: AsyncWrite + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let mut reader = LineReader::new(limit);
+    loop {
+        let verdict = match reader.next(&mut read).await {
+            Ok(Line::Eof) | Err(_) => break,
+            Ok(Line::Complete) => check(reader.line()),
+            Ok(Line::Oversized { length }) => Verdict::Answer(error_response(
+                read_id(reader.line()),
+                PARSE_ERROR,
+                &format!(
+                    "Parse error: the message is over the limit of {limit} bytes \
+                     ({length} bytes or more); it was not read"
+                ),
+            )),
+        };
+        let written = match verdict {
+            Verdict::Skip => Ok(()),
+            Verdict::Forward => {
+                let line = reader.line();
+                match to_rmcp.write_all(line).await {
+                    Ok(()) => to_rmcp.write_all(b"\n").await,
+                    Err(error) => Err(error),
+                }
+            }
+            Verdict::Answer(response) => {
+                let mut bytes = response.to_string().into_bytes();
+                bytes.push(b'\n');
+                write_line(&out, &bytes).await
+            }
+        };
+        if written.is_err() {
+            break;
+        }
+    }
+    let _ = to_rmcp.shutdown().await;
+}
+
+enum Line {
+    /// A whole line (without `\n` or `\r\n`) is in the reader's buffer.
+    Complete,
+    /// The line was longer than the limit; the buffer holds its first bytes.
+    Oversized {
+        length: usize,
+    },
+    Eof,
+}
+
+/// Reads `\n`-terminated lines without ever buffering more than the limit.
+struct LineReader {
+    limit: usize,
+    buffer: Vec<u8>,
+}
+
+impl LineReader {
+    fn new(limit: usize) -> Self {
+        LineReader {
+            limit,
+            buffer: Vec::new(),
+        }
+    }
+
+    fn line(&self) -> &[u8] {
+        &self.buffer
+    }
+
+    async fn next<R: AsyncBufRead + Unpin>(&mut self, read: &mut R) -> std::io::Result<Line> {
+        self.buffer.clear();
+        // The bytes of this line seen so far, kept or not.
+        let mut length = 0usize;
+        let mut oversized = false;
+        loop {
+            let available = read.fill_buf().await?;
+            if available.is_empty() {
+                // A last line without a newline is still a message.
+                return Ok(match (oversized, self.buffer.is_empty()) {
+                    (true, _) => Line::Oversized { length },
+                    (false, true) => Line::Eof,
+                    (false, false) => {
+                        self.trim_carriage_return();
+                        Line::Complete
+                    }
+                });
+            }
+            let newline = available.iter().position(|byte| *byte == b'\n');
+            let chunk = &available[..newline.unwrap_or(available.len())];
+            length = length.saturating_add(chunk.len());
+            if !oversized && length > self.limit.saturating_add(1) {
+                // One byte of slack for a `\r` before the newline.
+                oversized = true;
+                self.buffer.truncate(ID_SCAN_PREFIX);
+            }
+            let room = if oversized {
+                ID_SCAN_PREFIX.saturating_sub(self.buffer.len())
+            } else {
+                chunk.len()
+            };
+            self.buffer
+                .extend_from_slice(&chunk[..room.min(chunk.len())]);
+            let consumed = newline.map_or(available.len(), |at| at + 1);
+            read.consume(consumed);
+            if newline.is_some() {
+                if oversized {
+                    return Ok(Line::Oversized { length });
+                }
+                self.trim_carriage_return();
+                if self.buffer.len() > self.limit {
+                    return Ok(Line::Oversized { length });
+                }
+                return Ok(Line::Complete);
+            }
+        }
+    }
+
+    fn trim_carriage_return(&mut self) {
+        if self.buffer.last() == Some(&b'\r') {
+            self.buffer.pop();
+        }
+    }
+}
+
+/// What to do with one complete line.
+#[derive(Debug)]
+enum Verdict {
+    /// Nothing to do (a blank line).
+    Skip,
+    /// rmcp handles it.
+    Forward,
+    /// Write this response; rmcp never sees the line.
+    Answer(Value),
+}
+
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Decides what to do with one complete line.
+fn check(line: &[u8]) -> Verdict {
+    let text = line.strip_prefix(UTF8_BOM).unwrap_or(line);
+    if text.iter().all(u8::is_ascii_whitespace) {
+        return Verdict::Skip;
+    }
+    // serde_json stops at 128 levels of nesting with an error, so this parse is bounded.
+    let message = match serde_json::from_slice::<Value>(text) {
+        Ok(message) => message,
+        Err(error) => {
+            return Verdict::Answer(error_response(
+                read_id(text),
+                PARSE_ERROR,
+                &format!("Parse error: {error}"),
+            ));
+        }
+    };
+    if is_unreadable_notification(&message) {
+        return Verdict::Skip;
+    }
+    match check_message(&message) {
+        Some((id, code, text)) => Verdict::Answer(error_response(Some(id), code, &text)),
+        None => Verdict::Forward,
+    }
+}
+
+/// A notification (a `method`, no `id`) rmcp cannot read. rmcp would answer it with an
+/// id-less -32600; JSON-RPC says a notification gets no answer, even a broken one.
+fn is_unreadable_notification(message: &Value) -> bool {
+    let Some(object) = message.as_object() else {
+        return false;
+    };
+    if object.contains_key("id") || !object.contains_key("method") {
+        return false;
+    }
+    // Notifications are small; a copy to try rmcp's own type is cheap.
+    serde_json::from_value::<ClientJsonRpcMessage>(message.clone()).is_err()
+}
+
+/// The error to answer a parsed message with, and the id to answer it with; `None`
+/// passes it on to rmcp.
+fn check_message(message: &Value) -> Option<(Value, i64, String)> {
+    // Batches, scalars, notifications and requests whose id is unusable are rmcp's to
+    // answer (with id `null`, which is right when there is no usable id).
+    let object = message.as_object()?;
+    let id = object.get("id").filter(|id| usable_id(id))?;
+    if object.contains_key("result") || object.contains_key("error") {
+        // A response from the client to a request of ours.
+        return None;
+    }
+    let invalid = |code, text: String| Some((id.clone(), code, text));
+    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return invalid(
+            INVALID_REQUEST,
+            "Invalid request: \"jsonrpc\" must be \"2.0\"".to_owned(),
+        );
+    }
+    let Some(method) = object.get("method").and_then(Value::as_str) else {
+        return invalid(
+            INVALID_REQUEST,
+            format!(
+                "Invalid request: \"method\" must be a string, got {}",
+                kind(object.get("method"))
+            ),
+        );
+    };
+    let params = match object.get("params") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(params)) => Some(params),
+        Some(other) => {
+            return invalid(
+                INVALID_PARAMS,
+                format!(
+                    "Invalid params: \"params\" must be an object, got {}",
+                    kind(Some(other))
+                ),
+            );
+        }
+    };
+    if method == "tools/call"
+        && let Err(problem) = check_call_params(params)
+    {
+        return invalid(INVALID_PARAMS, format!("Invalid params: {problem}"));
+    }
+    None
+}
+
+/// What is wrong with `tools/call`'s params, if anything. Arguments that are not an
+/// object are a JSON-RPC error rather than an `isError` result (MCP 2025-11-25 allows
+/// either): the request is malformed before any tool is chosen.
+fn check_call_params(params: Option<&Map<String, Value>>) -> Result<(), String> {
+    let Some(params) = params else {
+        return Err("tools/call needs params with the tool's \"name\"".to_owned());
+    };
+    match params.get("name") {
+        Some(Value::String(_)) => {}
+        None => return Err("tools/call needs the tool's \"name\"".to_owned()),
+        Some(other) => {
+            return Err(format!(
+                "\"name\" must be a string, got {}",
+                kind(Some(other))
+            ));
+        }
+    }
+    for field in ["arguments", "_meta"] {
+        match params.get(field) {
+            None | Some(Value::Null) | Some(Value::Object(_)) => {}
+            Some(other) => {
+                return Err(format!(
+                    "\"{field}\" must be an object, got {}",
+                    kind(Some(other))
+                ));
+            }
+        }
+    }
+    // Anything else rmcp's own type rejects would come back as "method not found";
+    // its serde text names Rust types, so it is not repeated.
+    serde_json::from_value::<CallToolRequestParams>(Value::Object(params.clone()))
+        .map(|_| ())
+        .map_err(|_| "the params do not have the shape tools/call takes".to_owned())
+}
+
+/// JSON-RPC ids rmcp can answer with: a string or an integer.
+fn usable_id(id: &Value) -> bool {
+    match id {
+        Value::String(_) => true,
+        Value::Number(number) => number.is_i64() || number.is_u64(),
+        _ => false,
+    }
+}
+
+/// "a string", "an array"…, for error texts.
+fn kind(value: Option<&Value>) -> &'static str {
+    match value {
+        None => "nothing",
+        Some(Value::Null) => "null",
+        Some(Value::Bool(_)) => "a boolean",
+        Some(Value::Number(_)) => "a number",
+        Some(Value::String(_)) => "a string",
+        Some(Value::Array(_)) => "an array",
+        Some(Value::Object(_)) => "an object",
+    }
+}
+
+fn error_response(id: Option<Value>, code: i64, message: &str) -> Value {
+    json!({
+        "jsonrpc": "2.0",
+        "id": id.unwrap_or(Value::Null),
+        "error": {"code": code, "message": message},
+    })
+}
+
+/// The top-level `id` of a line that did not parse (or was cut short), when it is
+/// readable: scans the top-level object's members, skipping values without recursing,
+/// and stops at the first `"id"` key. `None` when the line is not an object, the id is
+/// not a string or an integer, or the scan hits something it cannot read first.
+fn read_id(line: &[u8]) -> Option<Value> {
+    let mut scan = Scanner {
+        bytes: line.strip_prefix(UTF8_BOM).unwrap_or(line),
+        at: 0,
+    };
+    scan.expect(b'{')?;
+    loop {
+        scan.whitespace();
+        let key = scan.string()?;
+        scan.expect(b':')?;
+        scan.whitespace();
+        if decode_string(key).as_deref() == Some("id") {
+            return scan.id();
+        }
+        scan.skip_value()?;
+        scan.expect(b',')?;
+    }
+}
+
+fn decode_string(raw: &[u8]) -> Option<String> {
+    serde_json::from_slice(raw).ok()
+}
+
+struct Scanner<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Scanner<'a> {
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.at).copied()
+    }
+
+    fn whitespace(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.at += 1;
+        }
+    }
+
+    /// Skips whitespace, then consumes `byte` or fails.
+    fn expect(&mut self, byte: u8) -> Option<()> {
+        self.whitespace();
+        (self.peek()? == byte).then(|| self.at += 1)
+    }
+
+    /// A string token, quotes included, undecoded.
+    fn string(&mut self) -> Option<&'a [u8]> {
+        let start = self.at;
+        if self.peek()? != b'"' {
+            return None;
+        }
+        self.at += 1;
+        loop {
+            match self.peek()? {
+                b'"' => {
+                    self.at += 1;
+                    return Some(&self.bytes[start..self.at]);
+                }
+                b'\\' => self.at += 2,
+                _ => self.at += 1,
+            }
+        }
+    }
+
+    /// The bytes of a scalar token (number, `true`, `false`, `null`).
+    fn scalar(&mut self) -> &'a [u8] {
+        let start = self.at;
+        while let Some(byte) = self.peek() {
+            if matches!(
+                byte,
+                b',' | b':' | b'{' | b'}' | b'[' | b']' | b'"' | b' ' | b'\t' | b'\n' | b'\r'
+            ) {
+                break;
+            }
+            self.at += 1;
+        }
+        &self.bytes[start..self.at]
+    }
+
+    /// Skips one value of any depth with a counter, never recursing.
+    fn skip_value(&mut self) -> Option<()> {
+        let mut depth = 0usize;
+        loop {
+            self.whitespace();
+            match self.peek()? {
+                b'"' => {
+                    self.string()?;
+                }
+                b'{' | b'[' => {
+                    depth += 1;
+                    self.at += 1;
+                    continue;
+                }
+                b'}' | b']' => {
+                    depth = depth.checked_sub(1)?;
+                    self.at += 1;
+                }
+                b',' | b':' if depth > 0 => {
+                    self.at += 1;
+                    continue;
+                }
+                b',' | b':' => return None,
+                _ => {
+                    if self.scalar().is_empty() {
+                        return None;
+                    }
+                }
+            }
+            if depth == 0 {
+                return Some(());
+            }
+        }
+    }
+
+    /// The value of `id` if it is a string or an integer.
+    fn id(&mut self) -> Option<Value> {
+        let token = if self.peek()? == b'"' {
+            self.string()?
+        } else {
+            self.scalar()
+        };
+        let id: Value = serde_json::from_slice(token).ok()?;
+        usable_id(&id).then_some(id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_id_is_read_from_lines_that_do_not_parse() {
+        let cases: [(&[u8], Option<Value>); 9] = [
+            (
+                br#"{"jsonrpc":"2.0","id":7,"params":{"x":1e400}}"#,
+                Some(json!(7)),
+            ),
+            (br#"{"a":[1,{"b":"}"}],"id":"s\"1"}"#, Some(json!("s\"1"))),
+            (br#" {"\u0069d" : -3 , "x": 1e400}"#, Some(json!(-3))),
+            (br#"{"params":{"x":"\ud800"},"id":1.5}"#, None),
+            (br#"{"id":null,"x":1e400}"#, None),
+            (br#"[{"id":1}]"#, None),
+            (br#"{"x":1e400}"#, None),
+            (br#"{"x":[[[[[[[[[["#, None),
+            (br#"{"x" 1, "id": 2}"#, None),
+        ];
+        for (line, id) in cases {
+            assert_eq!(read_id(line), id, "{}", String::from_utf8_lossy(line));
+        }
+    }
+
+    #[test]
+    fn a_deep_line_is_scanned_without_recursion() {
+        let mut line = b"{\"x\":".to_vec();
+        line.extend(std::iter::repeat_n(b'[', 1_000_000));
+        line.extend(std::iter::repeat_n(b']', 1_000_000));
+        line.extend(b",\"id\":9}");
+        assert_eq!(read_id(&line), Some(json!(9)));
+        match check(&line) {
+            Verdict::Answer(response) => {
+                assert_eq!(response["id"], json!(9));
+                assert_eq!(response["error"]["code"], json!(PARSE_ERROR));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
