@@ -23,8 +23,10 @@ mod driver;
 mod event;
 mod faux;
 mod hooks;
+mod listeners;
 pub mod message;
 mod model;
+mod options;
 mod policy;
 mod run;
 mod stateful;
@@ -35,6 +37,7 @@ pub use hooks::{
     AfterToolCall, AfterToolCallContext, AfterToolCallResult, BLOCKED_MESSAGE, BeforeToolCall,
     BeforeToolCallContext, BeforeToolCallResult, CompletedTurn, NextTurn, PrepareNextTurn,
 };
+pub use listeners::{AgentListener, ListenerId, ListenerResult};
 pub use message::{
     AssistantContent, AssistantMessage, Cost, Message, StopReason, ToolCall, ToolResultMessage,
     Usage, UserMessage,
@@ -43,12 +46,10 @@ pub use model::{
     ApiKey, AssistantMessageEvent, AssistantMessageStream, CacheRetention, Context, Model,
     ModelCost, ModelCostTier, StreamFn, StreamOptions, ThinkingLevel, ToolChoice,
 };
+pub use options::{AgentError, AgentOptions, AgentState, QueueMode};
 pub use policy::RunPolicy;
 pub use run::{
     AgentEventSink, ContinueError, Emit, LoopConfig, MessageSource, run_agent_loop,
     run_agent_loop_continue,
 };
-pub use stateful::{
-    AbortHandle, Agent, AgentError, AgentListener, AgentOptions, AgentState, ListenerId,
-    ListenerResult, QueueMode,
-};
+pub use stateful::{AbortHandle, Agent};

@@ -14,264 +14,22 @@
 //! reported with a `tracing` warning.
 
 use std::collections::HashSet;
-use std::num::NonZeroUsize;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
 
-use async_trait::async_trait;
 use futures::FutureExt;
 
 use super::event::AgentEvent;
-use super::faux::FauxModel;
-use super::hooks::{AfterToolCall, BeforeToolCall, PrepareNextTurn};
+use super::listeners::{AgentListener, AgentSink, Listed, Listener, ListenerId, ListenerResult};
 use super::message::{AssistantMessage, Message, StopReason};
-use super::model::{Model, StreamFn, StreamOptions, ThinkingLevel};
-use super::policy::RunPolicy;
+use super::model::{Model, ThinkingLevel};
+use super::options::{AgentError, AgentOptions, AgentState, QueueMode};
 use super::run::{
-    AgentEventSink, ContinueError, Emit, LoopConfig, run_agent_loop, run_agent_loop_continue,
+    AgentEventSink, ContinueError, LoopConfig, run_agent_loop, run_agent_loop_continue,
 };
 use crate::abort::{AbortController, AbortSignal};
-use crate::mode::ToolExecutionMode;
-use crate::safety::Redactor;
 use crate::tool::AgentTool;
-
-/// What a listener returns: an error is reported, never propagated.
-pub type ListenerResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
-
-/// An event listener, awaited in subscription order (Pi's `agent.subscribe(listener)`).
-#[async_trait]
-pub trait AgentListener: Send + Sync + 'static {
-    /// Handles one event; `signal` is the active run's abort signal.
-    async fn on_event(&self, event: &AgentEvent, signal: &AbortSignal) -> ListenerResult;
-}
-
-type SyncListener = dyn Fn(&AgentEvent, &AbortSignal) -> ListenerResult + Send + Sync;
-
-/// A subscribed listener. Synchronous listeners are called without boxing a future
-/// (the common case: recording, forwarding to a channel).
-#[derive(Clone)]
-enum Listener {
-    Sync(Arc<SyncListener>),
-    Async(Arc<dyn AgentListener>),
-}
-
-/// Identifies a subscription, for [`Agent::unsubscribe`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct ListenerId(u64);
-
-/// How queued steering / follow-up messages are delivered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum QueueMode {
-    /// One message per poll (Pi's default).
-    #[default]
-    OneAtATime,
-    /// Every queued message at once.
-    All,
-}
-
-/// The agent's state (Pi's `AgentState`).
-#[derive(Clone, Default)]
-pub struct AgentState {
-    /// The system prompt.
-    pub system_prompt: String,
-    /// The model descriptor.
-    pub model: Model,
-    /// The thinking level.
-    pub thinking_level: ThinkingLevel,
-    /// The tools; repeated names: the first wins.
-    pub tools: Vec<Arc<dyn AgentTool>>,
-    /// The transcript.
-    pub messages: Vec<Message>,
-    /// Whether a run is active.
-    pub is_streaming: bool,
-    /// The message being streamed: set at `message_start`, cleared at `message_end`.
-    /// (Pi also replaces it at every `message_update`; pi-tool does not keep update
-    /// partials, so that streaming stays O(n).)
-    pub streaming_message: Option<Message>,
-    /// Ids of the tool calls that started and have not ended.
-    pub pending_tool_calls: HashSet<Arc<str>>,
-    /// The error of the last failed assistant message of the current/last run.
-    pub error_message: Option<String>,
-}
-
-impl std::fmt::Debug for AgentState {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AgentState")
-            .field("system_prompt", &self.system_prompt)
-            .field("model", &self.model.id)
-            .field(
-                "tools",
-                &self.tools.iter().map(|t| t.name()).collect::<Vec<_>>(),
-            )
-            .field("messages", &self.messages.len())
-            .field("is_streaming", &self.is_streaming)
-            .field("error_message", &self.error_message)
-            .finish_non_exhaustive()
-    }
-}
-
-/// How to build an [`Agent`] (Pi's `AgentOptions`).
-#[derive(Clone)]
-pub struct AgentOptions {
-    /// The initial state (prompt, model, tools, transcript).
-    pub initial_state: AgentState,
-    /// The model implementation.
-    pub stream_fn: Arc<dyn StreamFn>,
-    /// How tool calls run: batch mode, hooks, limits, redaction, result budget.
-    pub policy: RunPolicy,
-    /// Runs between turns (hosts that change tools between turns).
-    pub prepare_next_turn: Option<Arc<dyn PrepareNextTurn>>,
-    /// Request options for every model call (API key, token limit, temperature, tool
-    /// choice); the run sets the signal and the reasoning level itself.
-    pub stream_options: StreamOptions,
-    /// Steering delivery.
-    pub steering_mode: QueueMode,
-    /// Follow-up delivery.
-    pub follow_up_mode: QueueMode,
-}
-
-impl Default for AgentOptions {
-    /// The faux model (answers `Done.`), no tools.
-    fn default() -> Self {
-        AgentOptions::new(Arc::new(FauxModel::default()))
-    }
-}
-
-impl AgentOptions {
-    /// Options with this model implementation and Pi's defaults.
-    pub fn new(stream_fn: Arc<dyn StreamFn>) -> Self {
-        AgentOptions {
-            initial_state: AgentState::default(),
-            stream_fn,
-            policy: RunPolicy::default(),
-            prepare_next_turn: None,
-            stream_options: StreamOptions::default(),
-            steering_mode: QueueMode::OneAtATime,
-            follow_up_mode: QueueMode::OneAtATime,
-        }
-    }
-
-    /// Sets the system prompt.
-    #[must_use]
-    pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
-        self.initial_state.system_prompt = prompt.into();
-        self
-    }
-
-    /// Sets the request options of every model call (API key, token limit, temperature,
-    /// tool choice, ...).
-    pub fn stream_options(mut self, options: StreamOptions) -> Self {
-        self.stream_options = options;
-        self
-    }
-
-    /// Sets the model descriptor.
-    #[must_use]
-    pub fn model(mut self, model: Model) -> Self {
-        self.initial_state.model = model;
-        self
-    }
-
-    /// Sets the tools.
-    #[must_use]
-    pub fn tools(mut self, tools: Vec<Arc<dyn AgentTool>>) -> Self {
-        self.initial_state.tools = tools;
-        self
-    }
-
-    /// Sets the batch mode.
-    #[must_use]
-    pub fn tool_execution(mut self, mode: ToolExecutionMode) -> Self {
-        self.policy.tool_execution = mode;
-        self
-    }
-
-    /// Installs a `before_tool_call` hook.
-    #[must_use]
-    pub fn before_tool_call(mut self, hook: Arc<dyn BeforeToolCall>) -> Self {
-        self.policy.before_tool_call = Some(hook);
-        self
-    }
-
-    /// Installs an `after_tool_call` hook.
-    #[must_use]
-    pub fn after_tool_call(mut self, hook: Arc<dyn AfterToolCall>) -> Self {
-        self.policy.after_tool_call = Some(hook);
-        self
-    }
-
-    /// Installs a `prepare_next_turn` hook.
-    #[must_use]
-    pub fn prepare_next_turn(mut self, hook: Arc<dyn PrepareNextTurn>) -> Self {
-        self.prepare_next_turn = Some(hook);
-        self
-    }
-
-    /// Bounds how many calls of a parallel batch run at once.
-    #[must_use]
-    pub fn max_concurrency(mut self, limit: NonZeroUsize) -> Self {
-        self.policy.max_concurrency = Some(limit);
-        self
-    }
-
-    /// Ends calls that run longer than `timeout` (tools' own timeouts take precedence).
-    #[must_use]
-    pub fn tool_timeout(mut self, timeout: Duration) -> Self {
-        self.policy.tool_timeout = Some(timeout);
-        self
-    }
-
-    /// Sets the whole run policy (hooks, limits, redaction, result budget).
-    #[must_use]
-    pub fn policy(mut self, policy: RunPolicy) -> Self {
-        self.policy = policy;
-        self
-    }
-
-    /// Bounds the text of every result the model reads; the full text stays in the
-    /// details ([`RunPolicy::result_budget`]).
-    #[must_use]
-    pub fn result_budget(mut self, budget: crate::safety::ResultBudget) -> Self {
-        self.policy.result_budget = Some(budget);
-        self
-    }
-
-    /// Redacts `redactor`'s secrets (and its built-in token patterns) from the text of
-    /// every error result: tool errors, panics, hook failures, block reasons and
-    /// validation messages, before events, the transcript or the model see them.
-    #[must_use]
-    pub fn redact_secrets(mut self, redactor: Redactor) -> Self {
-        self.policy.redactor = Some(Arc::new(redactor));
-        self
-    }
-}
-
-/// Why a prompt could not start.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum AgentError {
-    /// A run is active (Pi's text).
-    AlreadyProcessing,
-    /// `continue` cannot start from this transcript.
-    Continue(ContinueError),
-    /// `continue` with an empty transcript.
-    NoMessages,
-}
-
-impl std::fmt::Display for AgentError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            AgentError::AlreadyProcessing => f.write_str(
-                "Agent is already processing a prompt. Use steer() or followUp() to queue messages, or wait for completion.",
-            ),
-            AgentError::Continue(e) => e.fmt(f),
-            AgentError::NoMessages => f.write_str("No messages to continue from"),
-        }
-    }
-}
-
-impl std::error::Error for AgentError {}
 
 struct Queue {
     mode: QueueMode,
@@ -288,13 +46,13 @@ impl Queue {
     }
 }
 
-struct Inner {
+pub(super) struct Inner {
     state: Mutex<AgentState>,
     /// Copy-on-write: a run keeps an `Arc` of the list, not a copy.
-    listeners: Mutex<Arc<Vec<Listed>>>,
+    pub(super) listeners: Mutex<Arc<Vec<Listed>>>,
     /// Bumped (under the lock) whenever `listeners` changes: a run re-reads the list only
     /// then, instead of taking the lock for every event (seven per tool call).
-    listeners_version: AtomicU64,
+    pub(super) listeners_version: AtomicU64,
     next_listener: AtomicU64,
     options: AgentOptions,
     steering: Arc<Mutex<Queue>>,
@@ -303,7 +61,7 @@ struct Inner {
     idle: tokio::sync::Notify,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // State updates are single assignments; a panicking listener cannot leave them torn.
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
@@ -327,7 +85,7 @@ impl AbortHandle {
 /// A stateful agent (Pi's `Agent`). Cheap to clone; clones share everything.
 #[derive(Clone)]
 pub struct Agent {
-    inner: Arc<Inner>,
+    pub(super) inner: Arc<Inner>,
 }
 
 fn warn_duplicates(tools: &[Arc<dyn AgentTool>]) {
@@ -648,7 +406,7 @@ impl Agent {
         .await;
     }
 
-    fn reduce(&self, event: &AgentEvent) {
+    pub(super) fn reduce(&self, event: &AgentEvent) {
         // Most events (message updates, turn starts, tool updates) change no state: only
         // the ones below take the lock.
         match event {
@@ -684,7 +442,7 @@ impl Agent {
     }
 }
 
-fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+pub(super) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
     crate::contain::panic_text(panic, "the agent run panicked")
 }
 
@@ -695,107 +453,5 @@ struct FinishOnDrop<'a>(&'a Agent);
 impl Drop for FinishOnDrop<'_> {
     fn drop(&mut self) {
         self.0.finish();
-    }
-}
-
-type Listed = (ListenerId, Listener);
-
-struct AgentSink<'a> {
-    agent: &'a Agent,
-    signal: AbortSignal,
-    /// The listeners as of `version` (see `Inner::listeners_version`).
-    listeners: Arc<Vec<Listed>>,
-    version: u64,
-}
-
-impl<'a> AgentSink<'a> {
-    fn new(agent: &'a Agent, signal: AbortSignal) -> Self {
-        let version = agent.inner.listeners_version.load(Ordering::Acquire);
-        AgentSink {
-            agent,
-            signal,
-            listeners: lock(&agent.inner.listeners).clone(),
-            version,
-        }
-    }
-
-    /// Re-reads the listeners if a subscribe or unsubscribe happened since the last read.
-    fn refresh_listeners(&mut self) -> bool {
-        let version = self.agent.inner.listeners_version.load(Ordering::Acquire);
-        if version == self.version {
-            return false;
-        }
-        self.listeners = lock(&self.agent.inner.listeners).clone();
-        self.version = version;
-        true
-    }
-
-    /// The index of the listener to call after the one at `index` (id `called`), as Pi's
-    /// `for (const listener of this.listeners)` walks a live `Set`: a listener subscribed
-    /// meanwhile is still called for this event, one unsubscribed before its turn is not.
-    /// Ids grow with each subscription and the list keeps that order.
-    fn after(&mut self, called: ListenerId, index: usize) -> usize {
-        if !self.refresh_listeners() {
-            return index + 1;
-        }
-        self.listeners
-            .iter()
-            .position(|(id, _)| id.0 > called.0)
-            .unwrap_or(self.listeners.len())
-    }
-}
-
-fn report(event: &AgentEvent, outcome: std::thread::Result<ListenerResult>) {
-    match outcome {
-        Ok(Ok(())) => {}
-        Ok(Err(error)) => tracing::error!(
-            event = event.type_name(),
-            %error,
-            "agent listener failed; the run goes on"
-        ),
-        Err(panic) => tracing::error!(
-            event = event.type_name(),
-            panic = %panic_message(&*panic),
-            "agent listener panicked; the run goes on"
-        ),
-    }
-}
-
-fn call_sync(f: &SyncListener, event: &AgentEvent, signal: &AbortSignal) {
-    report(
-        event,
-        std::panic::catch_unwind(AssertUnwindSafe(|| f(event, signal))),
-    );
-}
-
-impl AgentEventSink for AgentSink<'_> {
-    fn emit(&mut self, event: AgentEvent) -> Emit<'_> {
-        self.agent.reduce(&event);
-        self.refresh_listeners();
-        // The common case: synchronous listeners, called right here with nothing boxed.
-        let mut next = 0;
-        while let Some((id, Listener::Sync(f))) = self.listeners.get(next) {
-            let id = *id;
-            call_sync(&**f, &event, &self.signal);
-            next = self.after(id, next);
-        }
-        if next >= self.listeners.len() {
-            return Emit::Done;
-        }
-        // An asynchronous listener: the rest of the walk is awaited.
-        Emit::boxed(async move {
-            while let Some((id, listener)) = self.listeners.get(next).cloned() {
-                match listener {
-                    Listener::Sync(f) => call_sync(&*f, &event, &self.signal),
-                    Listener::Async(l) => {
-                        let outcome = AssertUnwindSafe(l.on_event(&event, &self.signal))
-                            .catch_unwind()
-                            .await;
-                        report(&event, outcome);
-                    }
-                }
-                next = self.after(id, next);
-            }
-        })
     }
 }
