@@ -13,9 +13,11 @@ use std::time::Duration;
 
 use super::SessionError;
 use super::extension::{Extension, ExtensionApi};
+use super::facade::AgentSession;
+use super::hooks::{SessionForwarder, SessionHooks};
 use super::prompt::{PromptTemplate, SystemPrompt};
 use super::registry::ToolFilter;
-use super::session::{AgentSession, SessionForwarder, SessionHooks, Shared, SharedParts};
+use super::shared::{Shared, SharedParts};
 use crate::agent::{Agent, AgentOptions, Model, RunPolicy, StreamFn, StreamOptions};
 use crate::context::{ExtensionUi, Mode};
 use crate::mode::ToolExecutionMode;

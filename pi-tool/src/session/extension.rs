@@ -14,8 +14,9 @@
 use std::sync::{Arc, Weak};
 
 use super::SessionError;
+use super::facade::ActiveToolsChange;
 use super::handlers::{ToolCallHandler, ToolExecutionHandler, ToolResultHandler};
-use super::session::{ActiveToolsChange, Shared};
+use super::shared::Shared;
 use crate::pack::ToolOwner;
 use crate::tool::IntoToolDefinition;
 

@@ -80,26 +80,28 @@
 
 mod builder;
 pub mod extension;
+mod facade;
 pub mod handlers;
+mod hooks;
 pub mod prompt;
 pub mod registry;
-#[allow(clippy::module_inception)]
-mod session;
+mod shared;
 pub mod store;
+mod tool;
 
 use std::fmt;
 
 pub use builder::AgentSessionBuilder;
 pub use extension::{Extension, ExtensionApi, FnExtension, NOT_INITIALIZED_MESSAGE};
+pub use facade::{
+    ActiveToolsChange, AgentSession, ExtensionErrorEvent, SessionEvent, SubscriptionId,
+};
 pub use handlers::{
     ToolCallDecision, ToolCallEvent, ToolCallHandler, ToolExecutionHandler, ToolResultEvent,
     ToolResultHandler, ToolResultPatch,
 };
 pub use prompt::{PromptTemplate, SystemPrompt};
 pub use registry::{CUSTOM_TOOLS_OWNER, DuplicateToolError, RegisteredTool, ToolSource};
-pub use session::{
-    ActiveToolsChange, AgentSession, ExtensionErrorEvent, SessionEvent, SubscriptionId,
-};
 pub use store::SessionManager;
 
 use crate::agent::AgentError;

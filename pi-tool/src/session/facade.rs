@@ -1,0 +1,203 @@
+//! `AgentSession`: an [`Agent`] with a tool registry, extensions, a rebuilt system
+//! prompt and a transcript store (Pi's `AgentSession`).
+//!
+//! The session installs three agent hooks: `before_tool_call` runs the extensions'
+//! `tool_call` chain, `after_tool_call` their `tool_result` chain, and
+//! `prepare_next_turn` hands every later turn of a run the current active tools and
+//! system prompt (so a change made by a tool applies from the next model call). One
+//! agent listener feeds the store and the extensions' `tool_execution_*` handlers, then
+//! the session's own subscribers.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use super::SessionError;
+use super::registry::RegisteredTool;
+use super::shared::{Shared, lock};
+use super::store::SessionManager;
+use crate::agent::{Agent, AgentEvent};
+use crate::context::{ExtensionContext, ExtensionUi, Mode};
+use crate::tool::ToolDefinition;
+/// A failing extension handler, reported to the session's subscribers (Pi's
+/// `bindExtensions({onError})`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExtensionErrorEvent {
+    /// The extension (`<inline:NAME>`).
+    pub extension_path: String,
+    /// The event whose handler failed (`tool_result`).
+    pub event: String,
+    /// The error message.
+    pub error: String,
+}
+
+/// What session subscribers receive: the agent's events and the extension events.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+// Listeners receive events by reference; boxing the common variant would cost an
+// allocation per event to save stack space on the rare one.
+#[allow(clippy::large_enum_variant)]
+pub enum SessionEvent {
+    /// An agent event (Pi's `AgentEvent`).
+    Agent(AgentEvent),
+    /// An extension handler failed and was skipped.
+    ExtensionError(ExtensionErrorEvent),
+}
+
+/// What a change of the active tools did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ActiveToolsChange {
+    /// The active tool names now, in order.
+    pub active: Vec<String>,
+    /// Requested names that are not in the registry (unknown, or filtered out by the
+    /// allowlist / excludes); ignored.
+    pub unknown: Vec<String>,
+    /// Names requested more than once; kept once (Pi keeps duplicates).
+    pub duplicates: Vec<String>,
+}
+
+/// Identifies a session subscription.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SubscriptionId(u64);
+
+/// A session: an agent, its tools and extensions, a system prompt and a transcript
+/// (Pi's `AgentSession`). Build one with [`AgentSession::builder`]. Cheap to clone.
+#[derive(Clone)]
+pub struct AgentSession {
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for AgentSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentSession")
+            .field("active_tools", &self.active_tool_names())
+            .field("disposed", &self.shared.is_disposed())
+            .finish_non_exhaustive()
+    }
+}
+
+impl AgentSession {
+    fn live(&self) -> Result<&Shared, SessionError> {
+        if self.shared.is_disposed() {
+            Err(SessionError::Disposed)
+        } else {
+            Ok(&self.shared)
+        }
+    }
+
+    /// Prompts with a text and runs until the agent stops (Pi's `session.prompt`).
+    pub async fn prompt(&self, text: impl Into<String>) -> Result<(), SessionError> {
+        self.live()?
+            .agent
+            .prompt(text)
+            .await
+            .map_err(SessionError::Agent)
+    }
+
+    /// Aborts the active run, if any.
+    pub fn abort(&self) {
+        self.shared.agent.abort();
+    }
+
+    /// Waits until no run is active.
+    pub async fn wait_for_idle(&self) {
+        self.shared.agent.wait_for_idle().await;
+    }
+
+    /// Subscribes a listener to agent and extension events; listeners run in
+    /// subscription order, after the extensions' `tool_execution_*` handlers.
+    pub fn subscribe<F>(&self, listener: F) -> SubscriptionId
+    where
+        F: Fn(&SessionEvent) + Send + Sync + 'static,
+    {
+        let id = SubscriptionId(self.shared.next_listener.fetch_add(1, Ordering::Relaxed));
+        lock(&self.shared.listeners).push((id, Arc::new(listener)));
+        id
+    }
+
+    /// Removes a listener.
+    pub fn unsubscribe(&self, id: SubscriptionId) {
+        lock(&self.shared.listeners).retain(|(i, _)| *i != id);
+    }
+
+    /// Ends the session: aborts the active run, drops every listener, and makes every
+    /// context and extension handle of this session stale. Idempotent.
+    pub fn dispose(&self) {
+        self.shared.disposed.store(true, Ordering::SeqCst);
+        self.shared.agent.abort();
+        lock(&self.shared.listeners).clear();
+    }
+
+    /// Whether [`dispose`](Self::dispose) was called.
+    pub fn is_disposed(&self) -> bool {
+        self.shared.is_disposed()
+    }
+
+    /// The agent underneath (transcript, state, model).
+    pub fn agent(&self) -> &Agent {
+        &self.shared.agent
+    }
+
+    /// The transcript store.
+    pub fn session_manager(&self) -> &SessionManager {
+        &self.shared.store
+    }
+
+    /// The active tool names, in order (Pi's `getActiveToolNames`).
+    #[doc(alias = "getActiveToolNames")]
+    pub fn active_tool_names(&self) -> Vec<String> {
+        self.shared.active_tool_names()
+    }
+
+    /// Sets the active tools by name (Pi's `setActiveToolsByName`): unknown names are
+    /// ignored and duplicates removed, both reported back; the system prompt is rebuilt;
+    /// a running run sees the change from its next model call.
+    #[doc(alias = "setActiveToolsByName")]
+    pub fn set_active_tools<I, S>(&self, names: I) -> Result<ActiveToolsChange, SessionError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        Ok(self.live()?.set_active_tools(names))
+    }
+
+    /// The registry, in order (Pi's `getAllTools`).
+    pub fn all_tools(&self) -> Vec<RegisteredTool> {
+        lock(&self.shared.state)
+            .registry
+            .iter()
+            .map(|e| e.tool.clone())
+            .collect()
+    }
+
+    /// The definition registered under `name`.
+    pub fn tool_definition(&self, name: &str) -> Option<Arc<dyn ToolDefinition>> {
+        lock(&self.shared.state)
+            .registry
+            .iter()
+            .find(|e| e.tool.name() == name)
+            .map(|e| e.tool.definition.clone())
+    }
+
+    /// The current system prompt.
+    pub fn system_prompt(&self) -> String {
+        lock(&self.shared.state).system_prompt.clone()
+    }
+
+    /// The working directory contexts report.
+    pub fn cwd(&self) -> &std::path::Path {
+        &self.shared.cwd
+    }
+
+    /// Binds a mode and a UI (Pi's `bindExtensions` / `setUIContext`): later contexts
+    /// report them; `None` is Pi's no-op UI (`has_ui()` false).
+    pub fn bind_ui(&self, mode: Mode, ui: Option<Arc<dyn ExtensionUi>>) {
+        let mut state = lock(&self.shared.state);
+        state.mode = mode;
+        state.ui = ui;
+    }
+
+    /// A context for code outside a tool call (it has no run signal).
+    pub fn context(&self) -> ExtensionContext {
+        self.shared.context(None)
+    }
+}

@@ -1,0 +1,89 @@
+//! The session's tool wrapper: each registered tool as the agent sees it, with a fresh
+//! extension context per call and Pi's `addedToolNames` rule.
+
+use std::sync::{Arc, Weak};
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use super::SessionError;
+use crate::abort::AbortSignal;
+use crate::details::JsonDetails;
+use crate::error::ToolError;
+use crate::result::JsonToolResult;
+use crate::tool::{AgentTool, ToolDefinition, ToolSpec};
+use crate::update::OnUpdate;
+
+use super::shared::Shared;
+
+/// A registered definition as the agent sees it: a fresh context per execute (Pi's
+/// `wrapToolDefinition(def, () => runner.createContext())`) and redacted errors.
+pub(crate) struct SessionTool {
+    pub(crate) definition: Arc<dyn ToolDefinition>,
+    pub(crate) shared: Weak<Shared>,
+}
+
+#[async_trait]
+impl AgentTool for SessionTool {
+    fn spec(&self) -> &ToolSpec {
+        self.definition.spec()
+    }
+
+    fn prepare_arguments<'a>(
+        &self,
+        arguments: &'a Value,
+    ) -> Result<std::borrow::Cow<'a, Value>, ToolError> {
+        self.definition.prepare_arguments(arguments)
+    }
+
+    async fn execute(
+        &self,
+        tool_call_id: &str,
+        params: &Value,
+        signal: AbortSignal,
+        on_update: OnUpdate<Option<JsonDetails>>,
+    ) -> Result<JsonToolResult, ToolError> {
+        let Some(shared) = self.shared.upgrade().filter(|s| !s.is_disposed()) else {
+            return Err(ToolError::new(SessionError::Disposed.to_string()));
+        };
+        let ctx = shared.context(Some(signal.clone()));
+        let active_before = shared.active_snapshot();
+        let outcome = self
+            .definition
+            .execute(tool_call_id, params, signal, on_update, ctx)
+            .await;
+        match outcome {
+            Ok(mut result) => {
+                stamp_added_tools(&mut result, &active_before, &shared.active_snapshot());
+                Ok(result)
+            }
+            Err(error) => Err(shared.redact(error)),
+        }
+    }
+}
+
+/// Pi's wrapper (`extensions/wrapper.js`): when a call left the active tools a strict
+/// superset of what it started with, the tools it added are recorded on its result
+/// (`addedToolNames`, after any the tool named itself, without repeats), so that providers
+/// can treat the result as the point where those tools were loaded.
+pub(crate) fn stamp_added_tools(
+    result: &mut JsonToolResult,
+    before: &Arc<Vec<String>>,
+    after: &Arc<Vec<String>>,
+) {
+    if Arc::ptr_eq(before, after) || before.iter().any(|name| !after.contains(name)) {
+        return;
+    }
+    let added: Vec<&String> = after.iter().filter(|name| !before.contains(name)).collect();
+    if added.is_empty() {
+        return;
+    }
+    let names = result.added_tool_names.get_or_insert_with(Vec::new);
+    let mut unique: Vec<String> = Vec::with_capacity(names.len() + added.len());
+    for name in names.drain(..).chain(added.into_iter().cloned()) {
+        if !unique.contains(&name) {
+            unique.push(name);
+        }
+    }
+    *names = unique;
+}
