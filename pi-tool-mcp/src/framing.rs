@@ -42,7 +42,7 @@ pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 
 /// How much of an oversized line is kept to look for its id (`id` usually comes before
 /// `params`, which is where the bulk of a big request is).
-const ID_SCAN_PREFIX: usize = 64 * 1024;
+pub(crate) const ID_SCAN_PREFIX: usize = 64 * 1024;
 
 /// JSON-RPC's error codes this layer answers with.
 const PARSE_ERROR: i64 = -32700;
@@ -132,14 +132,9 @@ where
         let verdict = match reader.next(&mut read).await {
             Ok(Line::Eof) | Err(_) => break,
             Ok(Line::Complete) => check(reader.line()),
-            Ok(Line::Oversized { length }) => Verdict::Answer(error_response(
-                read_id(reader.line()),
-                PARSE_ERROR,
-                &format!(
-                    "Parse error: the message is over the limit of {limit} bytes \
-                     ({length} bytes or more); it was not read"
-                ),
-            )),
+            Ok(Line::Oversized { length }) => {
+                Verdict::Answer(oversized_answer(reader.line(), limit, length))
+            }
         };
         let written = match verdict {
             Verdict::Skip => Ok(()),
@@ -246,9 +241,22 @@ impl LineReader {
     }
 }
 
+/// The answer to a message over `limit` bytes, of which `prefix` is the start and
+/// `length` bytes were seen.
+pub(crate) fn oversized_answer(prefix: &[u8], limit: usize, length: usize) -> Value {
+    error_response(
+        read_id(prefix),
+        PARSE_ERROR,
+        &format!(
+            "Parse error: the message is over the limit of {limit} bytes \
+             ({length} bytes); it was not read"
+        ),
+    )
+}
+
 /// What to do with one complete line.
 #[derive(Debug)]
-enum Verdict {
+pub(crate) enum Verdict {
     /// Nothing to do (a blank line).
     Skip,
     /// rmcp handles it.
@@ -260,7 +268,7 @@ enum Verdict {
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// Decides what to do with one complete line.
-fn check(line: &[u8]) -> Verdict {
+pub(crate) fn check(line: &[u8]) -> Verdict {
     let text = line.strip_prefix(UTF8_BOM).unwrap_or(line);
     if text.iter().all(u8::is_ascii_whitespace) {
         return Verdict::Skip;

@@ -25,7 +25,11 @@
 //!
 //! Transports: [`PackServer::serve_stdio`] (the usual way a client starts a tool server)
 //! and [`PackServer::serve_http`] (MCP's streamable HTTP, loopback hosts only by
-//! default); any other rmcp transport works through `rmcp::ServiceExt::serve`.
+//! default); any other rmcp transport works through `rmcp::ServiceExt::serve`. Both
+//! answer malformed requests themselves (a line that does not parse, params of the wrong
+//! shape) with a JSON-RPC error carrying the request's id where it is readable, where
+//! rmcp alone would drop the line or answer -32601 or id `null`; see
+//! [`PackServer::serve_io`]. Another transport gets rmcp's own handling.
 //!
 //! ```no_run
 //! # async fn run(pack: pi_tool::ToolPack) -> Result<(), Box<dyn std::error::Error>> {
@@ -43,6 +47,7 @@
 mod call;
 mod convert;
 mod framing;
+mod http_framing;
 mod progress;
 mod schema;
 mod server;

@@ -22,6 +22,7 @@ use crate::call::run_call;
 use crate::call::{CallEnd, run_call_timed};
 use crate::convert::{call_tool_result, mcp_tool};
 use crate::framing::{DEFAULT_MAX_MESSAGE_BYTES, serve_framed};
+use crate::http_framing::{Checked, ResponseBody, answer_response, check_request};
 use crate::progress::ProgressForwarder;
 
 type CallEndHook = Arc<dyn Fn(&CallEnd) + Send + Sync>;
@@ -186,21 +187,38 @@ impl PackServer {
     /// session gets its own handler state, all sharing the same tools. rmcp's defaults
     /// apply: only requests whose `Host` is `localhost`, `127.0.0.1` or `::1` are
     /// accepted (DNS-rebinding protection), so bind to a loopback address.
+    ///
+    /// Malformed messages get the answers [`serve_io`](Self::serve_io) gives, as JSON
+    /// (HTTP 200 when the answer carries the request's id, 400 when it is `null`); a
+    /// body over [`with_max_message_bytes`](Self::with_max_message_bytes) is not kept.
     pub async fn serve_http(self, listener: tokio::net::TcpListener) -> Result<(), ServeError> {
         use rmcp::transport::streamable_http_server::{
             StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
         };
+        let limit = self.max_message_bytes;
         let service = StreamableHttpService::new(
             move || Ok(self.clone()),
             Arc::new(LocalSessionManager::default()),
-            StreamableHttpServerConfig::default(),
+            // The framing layer bounds the bodies it reads by the same limit.
+            StreamableHttpServerConfig::default().with_max_request_body_bytes(limit),
         );
         loop {
             let (stream, _) = listener
                 .accept()
                 .await
                 .map_err(|error| ServeError(format!("cannot accept a connection: {error}")))?;
-            let connection = hyper_util::service::TowerToHyperService::new(service.clone());
+            let service = service.clone();
+            let connection = hyper::service::service_fn(move |request| {
+                let service = service.clone();
+                async move {
+                    Ok::<_, std::convert::Infallible>(match check_request(request, limit).await {
+                        Checked::Forward(request) => {
+                            service.handle(*request).await.map(ResponseBody::Rmcp)
+                        }
+                        Checked::Answer(status, body) => answer_response(status, body),
+                    })
+                }
+            });
             tokio::spawn(async move {
                 // A client that drops its connection ends only that connection.
                 let _ = hyper::server::conn::http1::Builder::new()

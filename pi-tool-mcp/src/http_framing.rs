@@ -1,0 +1,223 @@
+//! The same answers as the stdio framing (`framing.rs`) for MCP's streamable HTTP: a
+//! POSTed JSON-RPC message is read (at most the message limit) and checked before rmcp
+//! sees it. rmcp answers a body serde_json rejects with HTTP 415 and serde's text (no
+//! JSON-RPC, no id), and malformed `tools/call` params with -32601.
+//!
+//! Only what rmcp would accept as far as headers go is answered here: a POST with a JSON
+//! content type, a loopback `Host` and no `Origin` (rmcp's DNS-rebinding and origin
+//! checks stay rmcp's). Everything else, and every message that passes, goes to rmcp
+//! with the bytes read.
+
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use hyper::body::{Body, Bytes, Frame, Incoming, SizeHint};
+use hyper::{Method, Request, Response, StatusCode, header};
+
+use crate::framing::{Verdict, check, oversized_answer};
+
+/// A request body for rmcp: the client's, untouched, or the bytes this layer read.
+pub(crate) enum RequestBody {
+    Streamed(Incoming),
+    Read(Option<Bytes>),
+}
+
+impl Body for RequestBody {
+    type Data = Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
+        match self.get_mut() {
+            RequestBody::Streamed(body) => Pin::new(body).poll_frame(cx),
+            RequestBody::Read(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match self {
+            RequestBody::Streamed(body) => body.is_end_stream(),
+            RequestBody::Read(bytes) => bytes.is_none(),
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            RequestBody::Streamed(body) => body.size_hint(),
+            RequestBody::Read(bytes) => {
+                SizeHint::with_exact(bytes.as_ref().map_or(0, |b| b.len() as u64))
+            }
+        }
+    }
+}
+
+/// A response: rmcp's, or one of this layer's answers.
+pub(crate) enum ResponseBody<B> {
+    Rmcp(B),
+    Answer(Option<Bytes>),
+}
+
+impl<B> Body for ResponseBody<B>
+where
+    B: Body<Data = Bytes, Error = Infallible> + Unpin,
+{
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        match self.get_mut() {
+            ResponseBody::Rmcp(body) => Pin::new(body).poll_frame(cx),
+            ResponseBody::Answer(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match self {
+            ResponseBody::Rmcp(body) => body.is_end_stream(),
+            ResponseBody::Answer(bytes) => bytes.is_none(),
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            ResponseBody::Rmcp(body) => body.size_hint(),
+            ResponseBody::Answer(bytes) => {
+                SizeHint::with_exact(bytes.as_ref().map_or(0, |b| b.len() as u64))
+            }
+        }
+    }
+}
+
+/// What to do with one HTTP request before rmcp.
+pub(crate) enum Checked {
+    /// Give rmcp this request.
+    Forward(Box<Request<RequestBody>>),
+    /// Answer with this status and (JSON) body; rmcp never sees the request.
+    Answer(StatusCode, Option<Bytes>),
+}
+
+/// Reads and checks a POSTed message; see the module docs.
+pub(crate) async fn check_request(request: Request<Incoming>, limit: usize) -> Checked {
+    if !ours_to_check(&request) {
+        return Checked::Forward(Box::new(request.map(RequestBody::Streamed)));
+    }
+    let (parts, mut body) = request.into_parts();
+    let mut read = Vec::new();
+    let mut length = 0usize;
+    loop {
+        match std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
+            None => break,
+            Some(Ok(frame)) => {
+                let Ok(data) = frame.into_data() else {
+                    continue;
+                };
+                length = length.saturating_add(data.len());
+                if length > limit {
+                    let room = crate::framing::ID_SCAN_PREFIX.saturating_sub(read.len());
+                    read.extend_from_slice(&data[..room.min(data.len())]);
+                    // Read the rest without keeping it: answering before the client has
+                    // sent its body can reset the connection and lose the answer.
+                    while let Some(Ok(frame)) =
+                        std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await
+                    {
+                        if let Ok(data) = frame.into_data() {
+                            length = length.saturating_add(data.len());
+                        }
+                    }
+                    return answer(oversized_answer(&read, limit, length));
+                }
+                read.extend_from_slice(&data);
+            }
+            // The body broke off: there is no message to answer; rmcp reports the error
+            // as it would.
+            Some(Err(_)) => {
+                return Checked::Forward(forward(
+                    parts,
+                    RequestBody::Read(Some(Bytes::from(read))),
+                ));
+            }
+        }
+    }
+    match check(&read) {
+        Verdict::Forward => {
+            Checked::Forward(forward(parts, RequestBody::Read(Some(Bytes::from(read)))))
+        }
+        // A notification rmcp cannot read: accepted, no answer, as for any notification.
+        Verdict::Skip if !read.iter().all(u8::is_ascii_whitespace) => {
+            Checked::Answer(StatusCode::ACCEPTED, None)
+        }
+        // An empty body is rmcp's to reject.
+        Verdict::Skip => {
+            Checked::Forward(forward(parts, RequestBody::Read(Some(Bytes::from(read)))))
+        }
+        Verdict::Answer(response) => answer(response),
+    }
+}
+
+fn forward(parts: hyper::http::request::Parts, body: RequestBody) -> Box<Request<RequestBody>> {
+    Box::new(Request::from_parts(parts, body))
+}
+
+/// An error with the request's id goes out as a JSON-RPC response (200), so the client
+/// matches it to its request; without an id, as 400 with the same JSON-RPC body.
+fn answer(response: serde_json::Value) -> Checked {
+    let status = if response["id"].is_null() {
+        StatusCode::BAD_REQUEST
+    } else {
+        StatusCode::OK
+    };
+    Checked::Answer(status, Some(Bytes::from(response.to_string())))
+}
+
+/// The HTTP response for [`Checked::Answer`].
+pub(crate) fn answer_response<B>(
+    status: StatusCode,
+    body: Option<Bytes>,
+) -> Response<ResponseBody<B>> {
+    let mut response = Response::new(ResponseBody::Answer(body.clone()));
+    *response.status_mut() = status;
+    if body.is_some() {
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            header::HeaderValue::from_static("application/json"),
+        );
+    }
+    response
+}
+
+/// A POST of JSON from a loopback host with no `Origin`: what rmcp's default checks let
+/// through to parsing.
+fn ours_to_check(request: &Request<Incoming>) -> bool {
+    if request.method() != Method::POST || request.headers().contains_key(header::ORIGIN) {
+        return false;
+    }
+    let json = request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"));
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(is_loopback_host);
+    json && host
+}
+
+fn is_loopback_host(host: &str) -> bool {
+    let name = match host.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or(""),
+        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
+    };
+    matches!(
+        name.to_ascii_lowercase().as_str(),
+        "localhost" | "127.0.0.1" | "::1"
+    )
+}
