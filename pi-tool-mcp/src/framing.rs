@@ -17,7 +17,9 @@
 //!   whose `method` is not a string: -32600 with its id;
 //! - a request whose `params` is neither an object nor absent: -32602 with its id;
 //! - `tools/call` without params, without a string `name`, or with `arguments` or
-//!   `_meta` that are not objects: -32602 naming the field.
+//!   `_meta` that are not objects: -32602 naming the field;
+//! - a request of a method rmcp knows (`tools/list`, `initialize`…) whose params do not
+//!   fit rmcp's type: -32602 (rmcp would answer -32601 "method not found").
 //!
 //! A notification gets no answer, even a broken one, as JSON-RPC says: one rmcp cannot
 //! read is dropped here (rmcp would answer it with an id-less -32600). Responses from
@@ -26,7 +28,7 @@
 use std::sync::Arc;
 
 use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, ClientJsonRpcMessage};
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage};
 use rmcp::service::RoleServer;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use serde_json::{Map, Value, json};
@@ -200,7 +202,11 @@ impl LineReader {
                     (false, true) => Line::Eof,
                     (false, false) => {
                         self.trim_carriage_return();
-                        Line::Complete
+                        if self.buffer.len() > self.limit {
+                            Line::Oversized { length }
+                        } else {
+                            Line::Complete
+                        }
                     }
                 });
             }
@@ -287,7 +293,7 @@ pub(crate) fn check(line: &[u8]) -> Verdict {
     if is_unreadable_notification(&message) {
         return Verdict::Skip;
     }
-    match check_message(&message) {
+    match check_message(&message).or_else(|| check_shape(&message, text)) {
         Some((id, code, text)) => Verdict::Answer(error_response(Some(id), code, &text)),
         None => Verdict::Forward,
     }
@@ -382,11 +388,51 @@ fn check_call_params(params: Option<&Map<String, Value>>) -> Result<(), String> 
             }
         }
     }
-    // Anything else rmcp's own type rejects would come back as "method not found";
-    // its serde text names Rust types, so it is not repeated.
-    serde_json::from_value::<CallToolRequestParams>(Value::Object(params.clone()))
-        .map(|_| ())
-        .map_err(|_| "the params do not have the shape tools/call takes".to_owned())
+    Ok(())
+}
+
+/// The requests rmcp's model knows by method. When the params of one of these do not fit
+/// rmcp's type, rmcp reads the request as a custom one and answers "method not found".
+const KNOWN_REQUESTS: &[&str] = &[
+    "initialize",
+    "ping",
+    "tools/call",
+    "tools/list",
+    "prompts/get",
+    "prompts/list",
+    "resources/list",
+    "resources/read",
+    "resources/templates/list",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "completion/complete",
+    "logging/setLevel",
+];
+
+/// -32602 for a known request whose params rmcp's own type rejects (after
+/// [`check_message`] found nothing to name); serde's text names Rust types, so it is not
+/// repeated.
+fn check_shape(message: &Value, text: &[u8]) -> Option<(Value, i64, String)> {
+    let object = message.as_object()?;
+    let id = object.get("id").filter(|id| usable_id(id))?;
+    let method = object.get("method").and_then(Value::as_str)?;
+    if !KNOWN_REQUESTS.contains(&method) {
+        return None;
+    }
+    let fits = match serde_json::from_slice::<ClientJsonRpcMessage>(text) {
+        Ok(JsonRpcMessage::Request(request)) => {
+            !matches!(request.request, ClientRequest::CustomRequest(_))
+        }
+        Ok(_) => true,
+        Err(_) => false,
+    };
+    (!fits).then(|| {
+        (
+            id.clone(),
+            INVALID_PARAMS,
+            format!("Invalid params: the params do not have the shape {method} takes"),
+        )
+    })
 }
 
 /// JSON-RPC ids rmcp can answer with: a string or an integer.

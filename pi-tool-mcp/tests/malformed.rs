@@ -262,6 +262,21 @@ async fn tools_call_with_params_of_the_wrong_shape_is_invalid_params() {
         -32602,
         "\"name\" must be a string, got a number",
     );
+    // What rmcp's own type rejects, with nothing simpler to name.
+    let answer = wire
+        .answer_to(br#"{"jsonrpc":"2.0","id":22,"method":"tools/call","params":{"name":"count","requestState":5}}"#)
+        .await;
+    assert_error(&answer, json!(22), -32602, "the shape tools/call takes");
+    let answer = wire
+        .answer_to(br#"{"jsonrpc":"2.0","id":23,"method":"prompts/get","params":{"arguments":{}}}"#)
+        .await;
+    assert_error(&answer, json!(23), -32602, "the shape prompts/get takes");
+    // An unknown method is still rmcp's "method not found".
+    let answer = wire
+        .answer_to(br#"{"jsonrpc":"2.0","id":24,"method":"tools/frobnicate","params":{}}"#)
+        .await;
+    assert_eq!(answer["id"], json!(24), "{answer}");
+    assert_eq!(answer["error"]["code"], json!(-32601), "{answer}");
     // A well-formed call still works, and `arguments: null` is no arguments.
     for (id, arguments) in [(30, r#"{"a":1,"b":2}"#), (31, "null")] {
         wire.send_raw(&call(id, arguments)).await;
