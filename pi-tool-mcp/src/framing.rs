@@ -15,6 +15,9 @@
 //!   when a scan of the line's top level can read it, else id `null`;
 //! - a request (readable id, no `result`/`error`) whose `jsonrpc` is not `"2.0"` or
 //!   whose `method` is not a string: -32600 with its id;
+//! - a batch, a message that is not an object, one with neither `method` nor
+//!   `result`/`error`, and a request whose id is not a string or an integer: -32600 with
+//!   id `null` (rmcp answers these with no `id` member at all);
 //! - a request whose `params` is neither an object nor absent: -32602 with its id;
 //! - `tools/call` without params, without a string `name`, or with `arguments` or
 //!   `_meta` that are not objects: -32602 naming the field;
@@ -315,14 +318,29 @@ fn is_unreadable_notification(message: &Value) -> bool {
 /// The error to answer a parsed message with, and the id to answer it with; `None`
 /// passes it on to rmcp.
 fn check_message(message: &Value) -> Option<(Value, i64, String)> {
-    // Batches, scalars, notifications and requests whose id is unusable are rmcp's to
-    // answer (with id `null`, which is right when there is no usable id).
-    let object = message.as_object()?;
-    let id = object.get("id").filter(|id| usable_id(id))?;
+    // rmcp answers the invalid requests below with no `id` member at all; JSON-RPC asks
+    // for `"id": null` when the id cannot be read.
+    let null_id = |text: &str| Some((Value::Null, INVALID_REQUEST, text.to_owned()));
+    let Some(object) = message.as_object() else {
+        return match message {
+            Value::Array(_) => null_id("Invalid request: batches are not supported"),
+            other => null_id(&format!(
+                "Invalid request: a message must be an object, got {}",
+                kind(Some(other))
+            )),
+        };
+    };
     if object.contains_key("result") || object.contains_key("error") {
         // A response from the client to a request of ours.
         return None;
     }
+    let id = match object.get("id") {
+        // A notification (one rmcp cannot read was dropped before).
+        None if object.contains_key("method") => return None,
+        None => return null_id("Invalid request: no \"method\""),
+        Some(id) if usable_id(id) => id,
+        Some(_) => return null_id("Invalid request: \"id\" must be a string or an integer"),
+    };
     let invalid = |code, text: String| Some((id.clone(), code, text));
     if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return invalid(

@@ -332,3 +332,25 @@ async fn malformed_notifications_and_blank_lines_get_no_answer() {
     wire.send_raw(b"   \r").await;
     wire.assert_alive().await;
 }
+
+/// rmcp answered these with no `id` member; JSON-RPC asks for `"id": null`.
+#[tokio::test]
+async fn invalid_requests_without_a_usable_id_are_answered_with_id_null() {
+    let mut wire = start().await;
+    for (line, names) in [
+        (&b"[]"[..], "batches are not supported"),
+        (br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#, "batches"),
+        (b"5", "must be an object, got a number"),
+        (br#""ping""#, "must be an object, got a string"),
+        (br#"{"foo":1}"#, "no \"method\""),
+        (
+            br#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,
+            "\"id\" must be a string or an integer",
+        ),
+        (br#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#, "\"id\""),
+        (br#"{"jsonrpc":"2.0","id":[1],"method":"ping"}"#, "\"id\""),
+    ] {
+        let answer = wire.answer_to(line).await;
+        assert_error(&answer, Value::Null, -32600, names);
+    }
+}
