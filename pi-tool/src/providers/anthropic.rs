@@ -22,7 +22,7 @@ use self::failure::http_error_message;
 use self::request::Prepared;
 use self::sse::SseDecoder;
 use super::http::{Http, HttpError, HttpResponse};
-use super::retry::{Attempt, is_retryable, retry_delay, sleep};
+use super::retry::{Attempt, RetryFailure, with_retries};
 use super::stream::{Output, event_stream, failed};
 use crate::abort::AbortSignal;
 use crate::agent::{
@@ -165,6 +165,26 @@ struct Failure {
     message: String,
 }
 
+impl RetryFailure for Failure {
+    fn with_attempt<T>(&self, f: impl FnOnce(&Attempt<'_>) -> T) -> T {
+        let header = |name: &str| {
+            self.headers
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| v.clone())
+        };
+        f(&Attempt {
+            status: self.status,
+            header: &header,
+            message: &self.message,
+        })
+    }
+
+    fn into_message(self) -> String {
+        self.message
+    }
+}
+
 /// Sends the request, retrying as pi-ai's `retryProviderRequest` does (only with
 /// `max_retries`); returns a 2xx response.
 async fn send(
@@ -172,40 +192,10 @@ async fn send(
     prepared: &Prepared,
     options: &StreamOptions,
 ) -> Result<HttpResponse, String> {
-    let signal = &options.signal;
-    let max_retries = options.max_retries.unwrap_or(0);
-    let mut remaining = max_retries;
-    loop {
-        let failure = match attempt(http, prepared, signal, options.timeout).await {
-            Ok(response) => return Ok(response),
-            Err(failure) => failure,
-        };
-        if signal.is_aborted() {
-            return Err("Request aborted".to_owned());
-        }
-        let delay = {
-            let header = |name: &str| {
-                failure
-                    .headers
-                    .iter()
-                    .find(|(n, _)| *n == name)
-                    .map(|(_, v)| v.clone())
-            };
-            let view = Attempt {
-                status: failure.status,
-                header: &header,
-                message: &failure.message,
-            };
-            if remaining == 0 || !is_retryable(&view) {
-                return Err(failure.message);
-            }
-            retry_delay(&view, max_retries - remaining)?
-        };
-        remaining -= 1;
-        if !sleep(delay, signal).await {
-            return Err("Request aborted".to_owned());
-        }
-    }
+    with_retries(options, || {
+        attempt(http, prepared, &options.signal, options.timeout)
+    })
+    .await
 }
 
 /// One request; a non-2xx status is read into the SDK's error text.

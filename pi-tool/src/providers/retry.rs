@@ -6,7 +6,10 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use std::future::Future;
+
 use crate::abort::AbortSignal;
+use crate::agent::StreamOptions;
 
 /// pi-ai's default cap on a server-requested retry delay.
 const DEFAULT_MAX_RETRY_DELAY_MS: f64 = 60_000.0;
@@ -68,8 +71,53 @@ pub(crate) fn retry_delay(attempt: &Attempt<'_>, retry_index: u32) -> Result<Dur
     Ok(to_duration(exponential * (1.0 - jitter() * 0.25)))
 }
 
+/// A provider's failed attempt, as the retry loop needs it.
+pub(crate) trait RetryFailure {
+    /// Runs `f` on the failure as the policy reads it (status, headers, text).
+    fn with_attempt<T>(&self, f: impl FnOnce(&Attempt<'_>) -> T) -> T;
+    /// The text the message ends with when the failure is not retried.
+    fn into_message(self) -> String;
+    /// Whether the failure is the abort itself.
+    fn is_abort(&self) -> bool {
+        false
+    }
+}
+
+/// pi-ai's `retryProviderRequest`: runs `attempt` until it succeeds, the failure is not
+/// retryable, `options.max_retries` is spent or the signal aborts (`Request aborted`).
+pub(crate) async fn with_retries<T, F, Fut>(
+    options: &StreamOptions,
+    mut attempt: impl FnMut() -> Fut,
+) -> Result<T, String>
+where
+    F: RetryFailure,
+    Fut: Future<Output = Result<T, F>>,
+{
+    let signal = &options.signal;
+    let max_retries = options.max_retries.unwrap_or(0);
+    let mut remaining = max_retries;
+    loop {
+        let failure = match attempt().await {
+            Ok(value) => return Ok(value),
+            Err(failure) => failure,
+        };
+        // Once the signal aborted, every failure reads as this.
+        if signal.is_aborted() || failure.is_abort() {
+            return Err("Request aborted".to_owned());
+        }
+        if remaining == 0 || !failure.with_attempt(is_retryable) {
+            return Err(failure.into_message());
+        }
+        let delay = failure.with_attempt(|a| retry_delay(a, max_retries - remaining))?;
+        remaining -= 1;
+        if !sleep(delay, signal).await {
+            return Err("Request aborted".to_owned());
+        }
+    }
+}
+
 /// Sleeps unless the signal aborts first (then `false`).
-pub(crate) async fn sleep(delay: Duration, signal: &AbortSignal) -> bool {
+async fn sleep(delay: Duration, signal: &AbortSignal) -> bool {
     if signal.is_aborted() {
         return false;
     }

@@ -13,7 +13,7 @@ use crate::providers::error_body::{format_provider_error, normalize_api_error};
 use crate::providers::http::{Http, HttpError, HttpResponse};
 use crate::providers::js::stringify;
 use crate::providers::openai_sse::{ApiError, js_truthy};
-use crate::providers::retry::{Attempt, is_retryable, retry_delay, sleep};
+use crate::providers::retry::{Attempt, RetryFailure, with_retries};
 
 /// The most of an error body that is read (the SDK reads it all; a cap keeps a hostile
 /// server from filling memory).
@@ -25,15 +25,7 @@ struct Failure {
     headers: Vec<(&'static str, String)>,
 }
 
-impl Failure {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, v)| v.as_str())
-    }
-
-    /// Runs `f` on the failure as pi-ai's shared retry policy reads it.
+impl RetryFailure for Failure {
     fn with_attempt<T>(&self, f: impl FnOnce(&Attempt<'_>) -> T) -> T {
         let header = |name: &str| self.header(name).map(str::to_owned);
         f(&Attempt {
@@ -41,6 +33,19 @@ impl Failure {
             header: &header,
             message: &self.error.message,
         })
+    }
+
+    fn into_message(self) -> String {
+        api_error_message(&self.error)
+    }
+}
+
+impl Failure {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.as_str())
     }
 }
 
@@ -94,25 +99,7 @@ pub(super) async fn send(
     if reqwest::Url::parse(&prepared.url).is_err() {
         return Err("Invalid URL".to_owned());
     }
-    let max_retries = options.max_retries.unwrap_or(0);
-    let mut remaining = max_retries;
-    loop {
-        let failure = match attempt(http, prepared, signal, options.timeout).await {
-            Ok(response) => return Ok(response),
-            Err(failure) => failure,
-        };
-        if signal.is_aborted() {
-            return Err("Request aborted".to_owned());
-        }
-        if remaining == 0 || !failure.with_attempt(is_retryable) {
-            return Err(api_error_message(&failure.error));
-        }
-        let delay = failure.with_attempt(|a| retry_delay(a, max_retries - remaining))?;
-        remaining -= 1;
-        if !sleep(delay, signal).await {
-            return Err("Request aborted".to_owned());
-        }
-    }
+    with_retries(options, || attempt(http, prepared, signal, options.timeout)).await
 }
 
 /// One request: a 2xx response, or the error the SDK throws for it.
@@ -165,6 +152,7 @@ async fn attempt(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::providers::retry::{is_retryable, retry_delay};
     use serde_json::json;
 
     fn failure(status: Option<u16>, headers: &[(&'static str, &str)]) -> Failure {

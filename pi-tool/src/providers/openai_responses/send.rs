@@ -9,7 +9,7 @@ use crate::agent::StreamOptions;
 use crate::providers::error_body::{format_provider_error, normalize_api_error};
 use crate::providers::http::{Http, HttpError, HttpResponse};
 use crate::providers::openai_sse::ApiError;
-use crate::providers::retry::{Attempt, is_retryable, retry_delay, sleep};
+use crate::providers::retry::{Attempt, RetryFailure, with_retries};
 
 /// An error body is read up to this size (the SDK reads it all; pi-ai shows 4000
 /// characters of it).
@@ -39,28 +39,7 @@ pub(super) async fn send(
     request: &Request,
     options: &StreamOptions,
 ) -> Result<HttpResponse, String> {
-    let signal = &options.signal;
-    let max_retries = options.max_retries.unwrap_or(0);
-    let mut remaining = max_retries;
-    loop {
-        let failure = match attempt(http, request, options).await {
-            Ok(response) => return Ok(response),
-            Err(failure) => failure,
-        };
-        // `retryProviderRequest`: once the signal aborted, every failure reads as this.
-        if signal.is_aborted() || matches!(failure, Failure::Aborted) {
-            return Err("Request aborted".to_owned());
-        }
-        if remaining == 0 || !failure.with_attempt(is_retryable) {
-            return Err(message(&failure));
-        }
-        let retry_index = max_retries - remaining;
-        remaining -= 1;
-        let delay = failure.with_attempt(|a| retry_delay(a, retry_index))?;
-        if !sleep(delay, signal).await {
-            return Err("Request aborted".to_owned());
-        }
-    }
+    with_retries(options, || attempt(http, request, options)).await
 }
 
 async fn attempt(
@@ -120,8 +99,15 @@ fn message(failure: &Failure) -> String {
     }
 }
 
-impl Failure {
-    /// Runs `f` on the failure as pi-ai's shared retry policy reads it.
+impl RetryFailure for Failure {
+    fn into_message(self) -> String {
+        message(&self)
+    }
+
+    fn is_abort(&self) -> bool {
+        matches!(self, Failure::Aborted)
+    }
+
     fn with_attempt<T>(&self, f: impl FnOnce(&Attempt<'_>) -> T) -> T {
         let (status, headers, text) = match self {
             Failure::Status {
@@ -157,6 +143,7 @@ impl Failure {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::providers::retry::{is_retryable, retry_delay};
 
     #[test]
     fn retry_policy_follows_status_and_header() {
