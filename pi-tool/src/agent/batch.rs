@@ -26,6 +26,7 @@ use std::sync::Arc;
 
 use futures::FutureExt;
 use serde_json::Value;
+use tracing::Instrument;
 
 use super::driver::{Driver, DriverEvent, YieldOnce};
 use super::event::AgentEvent;
@@ -34,12 +35,14 @@ use super::hooks::{
 };
 use super::message::{AssistantMessage, ToolCall, ToolResultMessage};
 use super::model::Context;
+use super::policy::RunPolicy;
 use super::run::{AgentEventSink, LoopConfig};
+use super::telemetry::{self, ToolCallSpan};
 use crate::abort::AbortSignal;
 use crate::contain::{check_contained, execute_contained};
 use crate::content::Content;
 use crate::details::JsonDetails;
-use crate::error::{ABORTED_MESSAGE, ToolError};
+use crate::error::{ABORTED_MESSAGE, ToolError, ToolErrorKind};
 use crate::mode::ToolExecutionMode;
 use crate::result::JsonToolResult;
 use crate::tool::AgentTool;
@@ -58,7 +61,8 @@ struct Finalized {
 }
 
 enum Preparation<'c> {
-    Immediate(JsonToolResult),
+    /// An error result, with its `error.type`.
+    Immediate(JsonToolResult, &'static str),
     Prepared {
         tool: Arc<dyn AgentTool>,
         /// Borrowed from the call unless preparation, coercion or a hook changed them.
@@ -85,6 +89,17 @@ fn error_result(message: impl Into<String>) -> JsonToolResult {
     }
 }
 
+/// `error.type` of an aborted call.
+const ABORTED: &str = telemetry::error_type(ToolErrorKind::Aborted);
+/// `error.type` of a call an `after_tool_call` hook turned into an error.
+const TOOL_ERROR: &str = telemetry::error_type(ToolErrorKind::Failed);
+/// `error.type` of a hook that panicked.
+const PANIC: &str = telemetry::error_type(ToolErrorKind::Panicked);
+
+fn aborted_preparation<'c>() -> Preparation<'c> {
+    Preparation::Immediate(error_result(ABORTED_MESSAGE), ABORTED)
+}
+
 fn panic_text(panic: &(dyn Any + Send)) -> String {
     crate::contain::panic_text(panic, "unknown panic payload")
 }
@@ -92,15 +107,19 @@ fn panic_text(panic: &(dyn Any + Send)) -> String {
 /// Pi's `failToolCallsFromTruncatedMessage`: a `length` stop fails every call.
 pub(crate) async fn fail_truncated(
     calls: &[&ToolCall],
+    policy: &RunPolicy,
     sink: &mut dyn AgentEventSink,
 ) -> BatchOutcome {
     let mut messages = Vec::with_capacity(calls.len());
     for call in calls {
+        let span = ToolCallSpan::new(&call.name, &call.id);
+        span.record_arguments(&call.arguments, policy);
         emit_start(sink, call).await;
         let result = error_result(format!(
             "Tool call \"{}\" was not executed: the response hit the output token limit, so its arguments may be truncated. Re-issue the tool call with complete arguments.",
             call.name
         ));
+        span.record_result(&result, Some(telemetry::TRUNCATED), policy);
         messages.push(finish(sink, call, result, true).await);
     }
     BatchOutcome {
@@ -198,9 +217,21 @@ impl<'a> Batch<'a> {
     /// Pi's `prepareToolCall`.
     /// [`Self::prepare_call`], with the error text redacted when the host configured
     /// secrets.
-    async fn prepare<'c>(&self, call: &'c ToolCall) -> Preparation<'c> {
-        match self.prepare_call(call).await {
-            Preparation::Immediate(result) => Preparation::Immediate(self.redacted(result, true)),
+    /// Runs inside the call's span; records the arguments and, for an immediate error
+    /// result, how the call ended.
+    async fn prepare<'c>(&self, call: &'c ToolCall, span: &ToolCallSpan) -> Preparation<'c> {
+        let policy = &self.config.policy;
+        span.record_arguments(&call.arguments, policy);
+        match self
+            .prepare_call(call)
+            .instrument(span.span().clone())
+            .await
+        {
+            Preparation::Immediate(result, error_type) => {
+                let result = self.redacted(result, true);
+                span.record_result(&result, Some(error_type), policy);
+                Preparation::Immediate(result, error_type)
+            }
             prepared => prepared,
         }
     }
@@ -217,7 +248,10 @@ impl<'a> Batch<'a> {
 
     async fn prepare_call<'c>(&self, call: &'c ToolCall) -> Preparation<'c> {
         let Some(tool) = self.context.find_tool(&call.name) else {
-            return Preparation::Immediate(error_result(format!("Tool {} not found", call.name)));
+            return Preparation::Immediate(
+                error_result(format!("Tool {} not found", call.name)),
+                telemetry::TOOL_NOT_FOUND,
+            );
         };
         let tool = tool.clone();
         let attempt = AssertUnwindSafe(self.try_prepare(call, tool))
@@ -225,12 +259,18 @@ impl<'a> Batch<'a> {
             .await;
         match attempt {
             Ok(Ok(preparation)) => preparation,
-            Ok(Err(error)) => Preparation::Immediate(error_result(error.message())),
+            Ok(Err(error)) => Preparation::Immediate(
+                error_result(error.message()),
+                telemetry::error_type(error.kind()),
+            ),
             // check_contained caught the tool's own panics: this one is the hook's.
-            Err(panic) => Preparation::Immediate(error_result(format!(
-                "before_tool_call panicked: {}",
-                panic_text(&*panic)
-            ))),
+            Err(panic) => Preparation::Immediate(
+                error_result(format!(
+                    "before_tool_call panicked: {}",
+                    panic_text(&*panic)
+                )),
+                PANIC,
+            ),
         }
     }
 
@@ -256,7 +296,7 @@ impl<'a> Batch<'a> {
                 )
                 .await?;
             if self.signal.is_aborted() {
-                return Ok(Preparation::Immediate(error_result(ABORTED_MESSAGE)));
+                return Ok(aborted_preparation());
             }
             if let BeforeToolCallResult::Block { reason, terminate } = decision {
                 let reason = reason
@@ -266,18 +306,19 @@ impl<'a> Batch<'a> {
                 if terminate {
                     result.terminate = Some(true);
                 }
-                return Ok(Preparation::Immediate(result));
+                return Ok(Preparation::Immediate(result, telemetry::BLOCKED));
             }
         }
         if self.signal.is_aborted() {
-            return Ok(Preparation::Immediate(error_result(ABORTED_MESSAGE)));
+            return Ok(aborted_preparation());
         }
         Ok(Preparation::Prepared { tool, args })
     }
 
     /// Execute and finalize one prepared call (Pi's `executePreparedToolCall` +
     /// `finalizeExecutedToolCall`; with `check_abort`, the parallel thunk's abort check).
-    /// [`Self::execute_call`], with error text redacted (see [`Self::redacted`]).
+    /// [`Self::execute_call`] inside the call's span, with error text redacted (see
+    /// [`Self::redacted`]); the span records what the model reads.
     async fn run_call(
         &self,
         call: &ToolCall,
@@ -285,15 +326,20 @@ impl<'a> Batch<'a> {
         args: Cow<'_, Value>,
         on_update: crate::update::OnUpdate<Option<JsonDetails>>,
         check_abort: bool,
+        span: ToolCallSpan,
     ) -> (JsonToolResult, bool) {
-        let (result, is_error) = self
+        let (result, error_type) = self
             .execute_call(call, tool, args, on_update, check_abort)
+            .instrument(span.span().clone())
             .await;
+        let is_error = error_type.is_some();
         let result = self.redacted(result, is_error);
-        match &self.config.policy.result_budget {
-            Some(budget) => (budget.apply_json(result), is_error),
-            None => (result, is_error),
-        }
+        let result = match &self.config.policy.result_budget {
+            Some(budget) => budget.apply_json(result),
+            None => result,
+        };
+        span.record_result(&result, error_type, &self.config.policy);
+        (result, is_error)
     }
 
     async fn execute_call(
@@ -303,9 +349,9 @@ impl<'a> Batch<'a> {
         args: Cow<'_, Value>,
         on_update: crate::update::OnUpdate<Option<JsonDetails>>,
         check_abort: bool,
-    ) -> (JsonToolResult, bool) {
+    ) -> (JsonToolResult, Option<&'static str>) {
         if check_abort && self.signal.is_aborted() {
-            return (error_result(ABORTED_MESSAGE), true);
+            return (error_result(ABORTED_MESSAGE), Some(ABORTED));
         }
         let timeout = tool.spec().timeout.or(self.config.policy.tool_timeout);
         let outcome = execute_contained(
@@ -319,10 +365,14 @@ impl<'a> Batch<'a> {
         .await;
         on_update.close();
         YieldOnce::new().await;
-        let (result, is_error) = match outcome {
-            Ok(result) => (result, false),
-            Err(error) => (error_result(error.message()), true),
+        let (result, error_type) = match outcome {
+            Ok(result) => (result, None),
+            Err(error) => (
+                error_result(error.message()),
+                Some(telemetry::error_type(error.kind())),
+            ),
         };
+        let is_error = error_type.is_some();
         match &self.config.policy.after_tool_call {
             Some(hook) => {
                 let ctx = AfterToolCallContext {
@@ -337,26 +387,37 @@ impl<'a> Batch<'a> {
                     .catch_unwind()
                     .await;
                 match after {
-                    Ok(Ok(replacement)) => merge_after(result, is_error, replacement),
-                    Ok(Err(error)) => (error_result(error.message()), true),
+                    Ok(Ok(replacement)) => {
+                        // The hook may turn a failure into a success or the reverse.
+                        let (result, is_error) = merge_after(result, is_error, replacement);
+                        let error_type = is_error.then(|| error_type.unwrap_or(TOOL_ERROR));
+                        (result, error_type)
+                    }
+                    Ok(Err(error)) => (
+                        error_result(error.message()),
+                        Some(telemetry::error_type(error.kind())),
+                    ),
                     Err(panic) => (
                         error_result(format!("after_tool_call panicked: {}", panic_text(&*panic))),
-                        true,
+                        Some(PANIC),
                     ),
                 }
             }
-            _ => (result, is_error),
+            _ => (result, error_type),
         }
     }
 
     /// Drives the calls pushed into `driver` from slot `first` on, emitting their
-    /// updates and ends. `calls[slot]` is the call of each slot; `limit` bounds how many
+    /// updates and ends. `calls[slot]` is the call of each slot and `spans[slot]` its
+    /// span (released when the call ends, which ends the span); `limit` bounds how many
     /// run at once.
+    #[allow(clippy::too_many_arguments)]
     async fn drive(
         &self,
         driver: &mut Driver<'_, (JsonToolResult, bool)>,
         first: usize,
         calls: &[&ToolCall],
+        spans: &mut [ToolCallSpan],
         limit: usize,
         sink: &mut dyn AgentEventSink,
         mut on_done: impl FnMut(usize, JsonToolResult, bool),
@@ -372,6 +433,9 @@ impl<'a> Batch<'a> {
             match event {
                 DriverEvent::Update(slot, partial_result) => {
                     let call = calls[slot];
+                    if let Some(span) = spans.get(slot) {
+                        span.record_update(&partial_result, &self.config.policy);
+                    }
                     sink.emit(AgentEvent::ToolExecutionUpdate {
                         tool_call_id: call.id.clone(),
                         tool_name: call.name.clone(),
@@ -381,6 +445,9 @@ impl<'a> Batch<'a> {
                     .await;
                 }
                 DriverEvent::Done(slot, (result, is_error)) => {
+                    if let Some(span) = spans.get_mut(slot) {
+                        *span = ToolCallSpan::none();
+                    }
                     emit_end(sink, calls[slot], &result, is_error).await;
                     on_done(slot, result, is_error);
                     if started < total {
@@ -399,23 +466,34 @@ impl<'a> Batch<'a> {
         // One driver for the whole batch: its queues are reused call after call.
         let mut driver = Driver::new();
         let mut slot_calls: Vec<&ToolCall> = Vec::with_capacity(calls.len());
+        let mut slot_spans: Vec<ToolCallSpan> = Vec::with_capacity(calls.len());
         for (index, call) in calls.iter().enumerate() {
+            let span = ToolCallSpan::new(&call.name, &call.id);
             emit_start(sink, call).await;
-            let (result, is_error) = match self.prepare(call).await {
-                Preparation::Immediate(result) => {
+            let (result, is_error) = match self.prepare(call, &span).await {
+                Preparation::Immediate(result, _) => {
+                    drop(span);
                     emit_end(sink, call, &result, true).await;
                     (result, true)
                 }
                 Preparation::Prepared { tool, args } => {
                     let on_update = driver.on_update_for_next();
-                    let slot =
-                        driver.push(Box::pin(self.run_call(call, tool, args, on_update, false)));
+                    let slot = driver.push(Box::pin(self.run_call(
+                        call,
+                        tool,
+                        args,
+                        on_update,
+                        false,
+                        span.clone(),
+                    )));
                     slot_calls.push(call);
+                    slot_spans.push(span);
                     let mut outcome = None;
                     self.drive(
                         &mut driver,
                         slot,
                         &slot_calls,
+                        &mut slot_spans,
                         1,
                         sink,
                         |_, result, is_error| {
@@ -464,8 +542,12 @@ impl<'a> Batch<'a> {
         messages: &mut Vec<Arc<ToolResultMessage>>,
     ) {
         for call in rest {
+            let span = ToolCallSpan::new(&call.name, &call.id);
+            span.record_arguments(&call.arguments, &self.config.policy);
             emit_start(sink, call).await;
             let result = error_result(ABORTED_MESSAGE);
+            span.record_result(&result, Some(ABORTED), &self.config.policy);
+            drop(span);
             messages.push(finish(sink, call, result.clone(), true).await);
             finalized.push(Finalized {
                 result,
@@ -481,12 +563,15 @@ impl<'a> Batch<'a> {
         finalized.resize_with(calls.len(), || None);
         let mut driver = Driver::new();
         let mut slot_calls: Vec<&ToolCall> = Vec::new();
+        let mut slot_spans: Vec<ToolCallSpan> = Vec::new();
         let mut slot_index: Vec<usize> = Vec::new();
         let mut stopped_after = None;
         for (index, call) in calls.iter().enumerate() {
+            let span = ToolCallSpan::new(&call.name, &call.id);
             emit_start(sink, call).await;
-            match self.prepare(call).await {
-                Preparation::Immediate(result) => {
+            match self.prepare(call, &span).await {
+                Preparation::Immediate(result, _) => {
+                    drop(span);
                     emit_end(sink, call, &result, true).await;
                     finalized[index] = Some(Finalized {
                         result,
@@ -496,8 +581,16 @@ impl<'a> Batch<'a> {
                 }
                 Preparation::Prepared { tool, args } => {
                     let on_update = driver.on_update_for_next();
-                    driver.push(Box::pin(self.run_call(call, tool, args, on_update, true)));
+                    driver.push(Box::pin(self.run_call(
+                        call,
+                        tool,
+                        args,
+                        on_update,
+                        true,
+                        span.clone(),
+                    )));
                     slot_calls.push(call);
+                    slot_spans.push(span);
                     slot_index.push(index);
                 }
             }
@@ -509,8 +602,12 @@ impl<'a> Batch<'a> {
         if let Some(first) = stopped_after {
             // Pi drops the calls it has not prepared yet; pi-tool answers them.
             for (offset, call) in calls[first..].iter().enumerate() {
+                let span = ToolCallSpan::new(&call.name, &call.id);
+                span.record_arguments(&call.arguments, &self.config.policy);
                 emit_start(sink, call).await;
                 let result = error_result(ABORTED_MESSAGE);
+                span.record_result(&result, Some(ABORTED), &self.config.policy);
+                drop(span);
                 emit_end(sink, call, &result, true).await;
                 finalized[first + offset] = Some(Finalized {
                     result,
@@ -528,6 +625,7 @@ impl<'a> Batch<'a> {
             &mut driver,
             0,
             &slot_calls,
+            &mut slot_spans,
             limit,
             sink,
             |slot, result, is_error| {

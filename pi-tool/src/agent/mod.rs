@@ -12,6 +12,8 @@
 //! * [`run_agent_loop`]: the low-level loop; [`AgentEvent`]s go to an
 //!   [`AgentEventSink`].
 //! * [`Agent`]: the stateful wrapper with listeners, abort, steering and follow-ups.
+//! * [`telemetry`]: the `tracing` spans of runs, turns, model requests and tool calls
+//!   (OpenTelemetry's GenAI conventions).
 //!
 //! The semantics are Pi's, recorded in `conformance/` and checked byte for byte by the
 //! `pi-tool-conformance` runner, except where pi-tool deliberately does better
@@ -30,6 +32,7 @@ mod options;
 mod policy;
 mod run;
 mod stateful;
+pub mod telemetry;
 
 pub use event::AgentEvent;
 pub use faux::{FauxModel, FauxRequest, FauxTurn, REQUEST_ABORTED};

@@ -40,6 +40,10 @@ pub struct RunPolicy {
     /// (`{"details", "fullText", "truncation"}`, see [`ResultBudget`]). Off by default,
     /// for Pi parity.
     pub result_budget: Option<ResultBudget>,
+    /// Records each call's arguments and result (and its progress text) in its
+    /// `execute_tool` span, through [`redactor`](Self::redactor) first
+    /// ([`telemetry`](super::telemetry)). Off by default: traces leave the process.
+    pub trace_content: bool,
 }
 
 impl Default for RunPolicy {
@@ -53,6 +57,7 @@ impl Default for RunPolicy {
             tool_timeout: None,
             redactor: None,
             result_budget: None,
+            trace_content: false,
         }
     }
 }
@@ -114,6 +119,14 @@ impl RunPolicy {
         self.result_budget = Some(budget);
         self
     }
+
+    /// Records arguments and results in the tool spans, redacted first (the field
+    /// `trace_content`).
+    #[must_use]
+    pub fn trace_content(mut self, on: bool) -> Self {
+        self.trace_content = on;
+        self
+    }
 }
 
 impl std::fmt::Debug for RunPolicy {
@@ -132,6 +145,7 @@ impl std::fmt::Debug for RunPolicy {
                     .as_ref()
                     .map(|b| (b.max_bytes(), b.max_lines())),
             )
+            .field("trace_content", &self.trace_content)
             .finish()
     }
 }

@@ -18,6 +18,7 @@ use std::sync::Arc;
 use futures::StreamExt;
 use std::future::Future;
 use std::pin::Pin;
+use tracing::Instrument;
 
 use super::batch::{execute_tool_calls, fail_truncated};
 use super::event::AgentEvent;
@@ -25,6 +26,7 @@ use super::hooks::{CompletedTurn, PrepareNextTurn};
 use super::message::{AssistantMessage, Message, StopReason, ToolCall, ToolResultMessage};
 use super::model::{AssistantMessageEvent, Context, Model, StreamFn, StreamOptions, ThinkingLevel};
 use super::policy::RunPolicy;
+use super::telemetry;
 use crate::abort::AbortSignal;
 
 /// Where the loop sends its events (Pi's `emit`). The loop awaits every emit before it
@@ -125,7 +127,23 @@ const NO_FINAL_MESSAGE: &str = "The model stream ended without a final message";
 
 /// Runs the loop with new prompt messages (Pi's `runAgentLoop`). Returns the messages
 /// this run added: the prompts, the assistant messages and the tool results.
+///
+/// The run is an `invoke_agent` span, each turn a `turn` span inside it
+/// ([`telemetry`](super::telemetry)).
 pub async fn run_agent_loop(
+    prompts: Vec<Message>,
+    context: Context,
+    config: &LoopConfig,
+    sink: &mut dyn AgentEventSink,
+    signal: &AbortSignal,
+    stream_fn: &dyn StreamFn,
+) -> Vec<Message> {
+    run_new(prompts, context, config, sink, signal, stream_fn)
+        .instrument(telemetry::agent_span(&config.model))
+        .await
+}
+
+async fn run_new(
     prompts: Vec<Message>,
     mut context: Context,
     config: &LoopConfig,
@@ -165,11 +183,14 @@ pub async fn run_agent_loop_continue(
         Some(Message::Assistant(_)) => return Err(ContinueError::LastIsAssistant),
         Some(_) => {}
     }
-    sink.emit(AgentEvent::AgentStart).await;
-    sink.emit(AgentEvent::TurnStart).await;
-    let mut new_messages = Vec::new();
-    run_loop(context, &mut new_messages, config, sink, signal, stream_fn).await;
-    Ok(new_messages)
+    let run = async {
+        sink.emit(AgentEvent::AgentStart).await;
+        sink.emit(AgentEvent::TurnStart).await;
+        let mut new_messages = Vec::new();
+        run_loop(context, &mut new_messages, config, sink, signal, stream_fn).await;
+        new_messages
+    };
+    Ok(run.instrument(telemetry::agent_span(&config.model)).await)
 }
 
 /// Why a run cannot continue.
@@ -213,6 +234,7 @@ async fn run_loop(
 ) {
     let mut config = std::borrow::Cow::Borrowed(initial_config);
     let mut last_turn: Option<LastTurn> = None;
+    let mut turns = 0u64;
     let mut pending = poll(&config.steering_messages);
     loop {
         let mut has_more_tool_calls = true;
@@ -251,62 +273,27 @@ async fn run_loop(
                 }
                 sink.emit(AgentEvent::TurnStart).await;
             }
-            for message in pending.drain(..) {
-                sink.emit(AgentEvent::MessageStart {
-                    message: message.clone(),
-                })
-                .await;
-                sink.emit(AgentEvent::MessageEnd {
-                    message: message.clone(),
-                })
-                .await;
-                context.messages.push(message.clone());
-                new_messages.push(message);
-            }
-
-            let message =
-                stream_assistant_response(&mut context, &config, sink, signal, stream_fn).await;
-            new_messages.push(Message::Assistant(message.clone()));
-            if message.stop_reason.is_failure() {
-                sink.emit(AgentEvent::TurnEnd {
-                    message: Message::Assistant(message),
-                    tool_results: Vec::new(),
-                })
-                .await;
+            turns += 1;
+            let turn = run_turn(
+                &mut context,
+                new_messages,
+                &mut pending,
+                &config,
+                sink,
+                signal,
+                stream_fn,
+            )
+            .instrument(telemetry::turn_span(turns))
+            .await;
+            let Some((turn, has_more)) = turn else {
                 sink.emit(AgentEvent::AgentEnd {
                     messages: new_messages.clone(),
                 })
                 .await;
                 return;
-            }
-
-            let calls: Vec<&ToolCall> = message.tool_calls().collect();
-            let mut tool_results = Vec::new();
-            has_more_tool_calls = false;
-            if !calls.is_empty() {
-                let batch = if message.stop_reason == StopReason::Length {
-                    fail_truncated(&calls, sink).await
-                } else {
-                    execute_tool_calls(&context, &message, &config, signal, sink).await
-                };
-                has_more_tool_calls = !batch.terminate;
-                tool_results = batch.messages;
-                context.messages.reserve(tool_results.len());
-                new_messages.reserve(tool_results.len());
-                for result in &tool_results {
-                    context.messages.push(Message::ToolResult(result.clone()));
-                    new_messages.push(Message::ToolResult(result.clone()));
-                }
-            }
-            sink.emit(AgentEvent::TurnEnd {
-                message: Message::Assistant(message.clone()),
-                tool_results: tool_results.clone(),
-            })
-            .await;
-            last_turn = Some(LastTurn {
-                message,
-                tool_results,
-            });
+            };
+            has_more_tool_calls = has_more;
+            last_turn = Some(turn);
             pending = poll(&config.steering_messages);
         }
         let follow_ups = poll(&config.follow_up_messages);
@@ -319,6 +306,79 @@ async fn run_loop(
         messages: new_messages.clone(),
     })
     .await;
+}
+
+/// One turn: the pending messages, the model call and its tool batch, `turn_end`.
+/// Returns the turn and whether the model is called again, or `None` when the model's
+/// message failed (the run ends).
+async fn run_turn(
+    context: &mut Context,
+    new_messages: &mut Vec<Message>,
+    pending: &mut Vec<Message>,
+    config: &LoopConfig,
+    sink: &mut dyn AgentEventSink,
+    signal: &AbortSignal,
+    stream_fn: &dyn StreamFn,
+) -> Option<(LastTurn, bool)> {
+    for message in pending.drain(..) {
+        sink.emit(AgentEvent::MessageStart {
+            message: message.clone(),
+        })
+        .await;
+        sink.emit(AgentEvent::MessageEnd {
+            message: message.clone(),
+        })
+        .await;
+        context.messages.push(message.clone());
+        new_messages.push(message);
+    }
+
+    let chat = telemetry::chat_span(&config.model);
+    let message = stream_assistant_response(context, config, sink, signal, stream_fn)
+        .instrument(chat.clone())
+        .await;
+    telemetry::record_chat_response(&chat, &message);
+    drop(chat);
+    new_messages.push(Message::Assistant(message.clone()));
+    if message.stop_reason.is_failure() {
+        sink.emit(AgentEvent::TurnEnd {
+            message: Message::Assistant(message),
+            tool_results: Vec::new(),
+        })
+        .await;
+        return None;
+    }
+
+    let calls: Vec<&ToolCall> = message.tool_calls().collect();
+    let mut tool_results = Vec::new();
+    let mut has_more_tool_calls = false;
+    if !calls.is_empty() {
+        let batch = if message.stop_reason == StopReason::Length {
+            fail_truncated(&calls, &config.policy, sink).await
+        } else {
+            execute_tool_calls(context, &message, config, signal, sink).await
+        };
+        has_more_tool_calls = !batch.terminate;
+        tool_results = batch.messages;
+        context.messages.reserve(tool_results.len());
+        new_messages.reserve(tool_results.len());
+        for result in &tool_results {
+            context.messages.push(Message::ToolResult(result.clone()));
+            new_messages.push(Message::ToolResult(result.clone()));
+        }
+    }
+    sink.emit(AgentEvent::TurnEnd {
+        message: Message::Assistant(message.clone()),
+        tool_results: tool_results.clone(),
+    })
+    .await;
+    Some((
+        LastTurn {
+            message,
+            tool_results,
+        },
+        has_more_tool_calls,
+    ))
 }
 
 /// Pi's `streamAssistantResponse`: one model call, streamed into events; the final
