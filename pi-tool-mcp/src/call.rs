@@ -8,6 +8,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use pi_tool::schema::ArgumentLimits;
 use pi_tool::{
     AbortSignal, AgentTool, JsonDetails, JsonToolResult, OnUpdate, ToolError, ToolErrorKind, Value,
 };
@@ -38,7 +39,9 @@ pub struct CallEnd {
 /// model should read. Never panics, whatever the tool does.
 ///
 /// The tool's per-call timeout ([`ToolSpec::timeout`](pi_tool::ToolSpec::timeout)), if
-/// set, aborts the tool's signal and ends the call with a timeout error.
+/// set, aborts the tool's signal and ends the call with a timeout error. The arguments are
+/// held to the tool's [`argument_limits`](pi_tool::ToolSpec::argument_limits), else to
+/// the default [`ArgumentLimits`].
 pub async fn run_call(
     tool: &Arc<dyn AgentTool>,
     tool_call_id: &str,
@@ -51,6 +54,7 @@ pub async fn run_call(
         &**tool,
         tool_call_id,
         &arguments,
+        &ArgumentLimits::default(),
         signal,
         on_update,
         tool.spec().timeout,
@@ -58,11 +62,12 @@ pub async fn run_call(
     .await
 }
 
-/// Runs the call path with `timeout` and measures it.
+/// Runs the call path with the host's `limits` and `timeout` and measures it.
 pub(crate) async fn run_call_timed(
     tool: &Arc<dyn AgentTool>,
     tool_call_id: &str,
     arguments: Value,
+    limits: &ArgumentLimits,
     signal: AbortSignal,
     on_update: OnUpdate<Option<JsonDetails>>,
     timeout: Option<Duration>,
@@ -72,6 +77,7 @@ pub(crate) async fn run_call_timed(
         &**tool,
         tool_call_id,
         &arguments,
+        limits,
         signal,
         on_update,
         timeout,

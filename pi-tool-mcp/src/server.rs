@@ -261,6 +261,7 @@ impl PackServer {
             tool,
             &call_id,
             arguments,
+            &policy.argument_limits,
             signal,
             progress.on_update(),
             timeout,

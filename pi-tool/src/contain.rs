@@ -1,4 +1,4 @@
-//! The one call path: prepare → validate → execute, with nothing escaping. A panic or an
+//! The one call path: limits → prepare → validate → execute, with nothing escaping. A panic or an
 //! overrun becomes a [`ToolError`] whose text the model can read.
 //!
 //! [`call_contained`] is the whole path; the agent loop runs its two halves,
@@ -19,6 +19,7 @@ use crate::abort::AbortSignal;
 use crate::details::JsonDetails;
 use crate::error::{ToolError, ToolErrorKind};
 use crate::result::JsonToolResult;
+use crate::schema::ArgumentLimits;
 use crate::tool::AgentTool;
 use crate::update::OnUpdate;
 
@@ -99,13 +100,21 @@ pub async fn execute_contained(
     })
 }
 
-/// Prepares and validates raw model arguments ([`AgentTool::check_arguments`]) with a
-/// panic in the tool's `prepare_arguments` contained: it reads as a panic in `execute`
-/// does, `Tool <name> panicked: <message>` ([`ToolErrorKind::Panicked`]).
+/// Checks raw model arguments against the limits ([`ArgumentLimits`]: the tool's own
+/// [`ToolSpec::argument_limits`](crate::ToolSpec) when set, else the host's `limits`),
+/// then prepares and validates them ([`AgentTool::check_arguments`]) with a panic in
+/// the tool's `prepare_arguments` contained: it reads as a panic in `execute` does,
+/// `Tool <name> panicked: <message>` ([`ToolErrorKind::Panicked`]).
+///
+/// The limits come first so that nothing downstream (the tool's code, coercion,
+/// validation) walks arguments that are too large or too deep.
 pub fn check_contained<'a>(
     tool: &dyn AgentTool,
     arguments: &'a Value,
+    limits: &ArgumentLimits,
 ) -> Result<Cow<'a, Value>, ToolError> {
+    let limits = tool.spec().argument_limits.as_ref().unwrap_or(limits);
+    limits.check(tool.name(), arguments)?;
     std::panic::catch_unwind(AssertUnwindSafe(|| tool.check_arguments(arguments))).unwrap_or_else(
         |payload| {
             let error = panicked(tool.name(), &*payload);
@@ -115,17 +124,18 @@ pub fn check_contained<'a>(
     )
 }
 
-/// The whole call path for hosts without hooks (the MCP server): [`check_contained`],
-/// then [`execute_contained`] on the checked arguments.
+/// The whole call path for hosts without hooks (the MCP server): [`check_contained`]
+/// with the host's `limits`, then [`execute_contained`] on the checked arguments.
 pub async fn call_contained(
     tool: &dyn AgentTool,
     tool_call_id: &str,
     arguments: &Value,
+    limits: &ArgumentLimits,
     signal: AbortSignal,
     on_update: OnUpdate<Option<JsonDetails>>,
     timeout: Option<Duration>,
 ) -> Result<JsonToolResult, ToolError> {
-    let params = check_contained(tool, arguments)?;
+    let params = check_contained(tool, arguments, limits)?;
     execute_contained(tool, tool_call_id, &params, signal, on_update, timeout).await
 }
 

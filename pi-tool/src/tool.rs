@@ -51,6 +51,9 @@ pub struct ToolSpec {
     pub prompt_snippet: Option<String>,
     /// Lines for the system prompt's "Guidelines" section.
     pub prompt_guidelines: Vec<String>,
+    /// This tool's limits on its arguments' size, depth and string length, replacing
+    /// the host's ([`RunPolicy::argument_limits`](crate::agent::RunPolicy)) when set.
+    pub argument_limits: Option<crate::schema::ArgumentLimits>,
 }
 
 impl ToolSpec {
@@ -70,6 +73,7 @@ impl ToolSpec {
             timeout: None,
             prompt_snippet: None,
             prompt_guidelines: Vec::new(),
+            argument_limits: None,
         }
     }
 
@@ -87,6 +91,7 @@ impl ToolSpec {
                 .iter()
                 .map(|s| (*s).to_owned())
                 .collect(),
+            argument_limits: None,
         }
     }
 }

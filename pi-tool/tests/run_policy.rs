@@ -222,6 +222,7 @@ async fn a_panicking_prepare_reads_the_same_on_every_host() {
         &*tool,
         "c",
         &json!({}),
+        &pi_tool::schema::ArgumentLimits::default(),
         AbortSignal::never(),
         OnUpdate::none(),
         None,

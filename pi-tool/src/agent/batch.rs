@@ -282,7 +282,8 @@ impl<'a> Batch<'a> {
         // Pi gives the tool its own copy (`structuredClone` before validation); a borrow
         // cannot change the model's arguments, so the copy is made only when a step below
         // changes them (`prepare_arguments`, coercion, a `before_tool_call` hook).
-        let mut args = check_contained(&*tool, &call.arguments)?;
+        let mut args =
+            check_contained(&*tool, &call.arguments, &self.config.policy.argument_limits)?;
         if let Some(hook) = &self.config.policy.before_tool_call {
             let decision = hook
                 .before_tool_call(

@@ -1,11 +1,12 @@
 //! The run policy: how tool calls are run, the one struct every host embeds.
 //!
 //! Pi's hooks and batch mode, and pi-tool's improvements over Pi (a concurrency limit, a
-//! default timeout, secret redaction, a result budget), live here once. The agent loop's
-//! [`LoopConfig`](super::LoopConfig), the [`Agent`](super::Agent)'s
+//! default timeout, secret redaction, a result budget, argument limits), live here once.
+//! The agent loop's [`LoopConfig`](super::LoopConfig), the [`Agent`](super::Agent)'s
 //! [`AgentOptions`](super::AgentOptions) and the session builder each hold a `RunPolicy`,
 //! so an improvement is available on every host or on none. Everything is off by default,
-//! which is Pi's behaviour.
+//! which is Pi's behaviour, except the argument limits, which only refuse what no real
+//! tool call sends.
 
 use std::num::NonZeroUsize;
 use std::sync::Arc;
@@ -13,15 +14,21 @@ use std::time::Duration;
 
 use crate::mode::ToolExecutionMode;
 use crate::safety::{Redactor, ResultBudget};
+use crate::schema::ArgumentLimits;
 
 use super::hooks::{AfterToolCall, BeforeToolCall};
 
 /// How the tool calls of a run are executed: the one policy the agent loop, the [`Agent`](super::Agent),
 /// the session builder and the MCP server all take. Everything is off by default (Pi's
-/// behaviour).
+/// behaviour) except [`argument_limits`](Self::argument_limits).
 #[derive(Clone)]
 #[non_exhaustive]
 pub struct RunPolicy {
+    /// The most bytes, nesting levels and string characters a call's arguments may have
+    /// before any tool code sees them (4 MiB, 64, 1 Mi characters; see
+    /// [`ArgumentLimits`]). On by default, unlike the rest; a tool's own
+    /// [`ToolSpec::argument_limits`](crate::ToolSpec) replace these for that tool.
+    pub argument_limits: ArgumentLimits,
     /// The batch mode (Pi's default: parallel). A tool whose own mode is sequential makes
     /// its whole batch sequential.
     pub tool_execution: ToolExecutionMode,
@@ -47,9 +54,11 @@ pub struct RunPolicy {
 }
 
 impl Default for RunPolicy {
-    /// Pi's policy: parallel batches, no hooks, no limits.
+    /// Pi's policy (parallel batches, no hooks, no limits) with the default
+    /// [`ArgumentLimits`].
     fn default() -> Self {
         RunPolicy {
+            argument_limits: ArgumentLimits::new(),
             tool_execution: ToolExecutionMode::Parallel,
             before_tool_call: None,
             after_tool_call: None,
@@ -63,9 +72,18 @@ impl Default for RunPolicy {
 }
 
 impl RunPolicy {
-    /// Pi's policy: parallel batches, no hooks, no limits.
+    /// Pi's policy (parallel batches, no hooks, no limits) with the default
+    /// [`ArgumentLimits`].
     pub fn new() -> Self {
         RunPolicy::default()
+    }
+
+    /// Sets the limits on every call's arguments (tools' own limits take precedence);
+    /// [`ArgumentLimits::unlimited`] is Pi's behaviour.
+    #[must_use]
+    pub fn argument_limits(mut self, limits: ArgumentLimits) -> Self {
+        self.argument_limits = limits;
+        self
     }
 
     /// Sets the batch mode.
@@ -132,6 +150,7 @@ impl RunPolicy {
 impl std::fmt::Debug for RunPolicy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RunPolicy")
+            .field("argument_limits", &self.argument_limits)
             .field("tool_execution", &self.tool_execution)
             .field("before_tool_call", &self.before_tool_call.is_some())
             .field("after_tool_call", &self.after_tool_call.is_some())

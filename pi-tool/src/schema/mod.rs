@@ -76,6 +76,7 @@ mod errors;
 mod format;
 pub(crate) mod js;
 pub(crate) mod keywords;
+mod limits;
 mod normalize;
 mod nulls;
 
@@ -94,6 +95,7 @@ use compile::Compiled;
 
 pub(crate) use normalize::MAX_DEPTH;
 
+pub use limits::ArgumentLimits;
 pub use normalize::{Normalized, SchemaError, normalize};
 
 /// How deeply arguments may nest (arrays and objects), as serde_json's parser allows.
