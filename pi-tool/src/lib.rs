@@ -161,6 +161,7 @@ mod result;
 pub mod safety;
 pub mod schema;
 pub mod session;
+pub mod testing;
 mod tool;
 mod update;
 
