@@ -4,14 +4,22 @@
 //! [`AgentTool::check_arguments`]), then `execute` with the call's abort signal and
 //! progress callback. A panic anywhere in the tool's code is caught and becomes an error,
 //! so one bad tool cannot take down a server that other calls are using.
+//!
+//! Each call of the server is an `execute_tool {tool name}` span
+//! ([`pi_tool::agent::telemetry`]), the same span the agent loop makes: `error.type` on a
+//! failure, a progress event per update, and the arguments and result (redacted) when
+//! the server's policy has [`trace_content`](pi_tool::agent::RunPolicy::trace_content).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use pi_tool::agent::RunPolicy;
+use pi_tool::agent::telemetry::{self, ToolCallSpan};
 use pi_tool::schema::ArgumentLimits;
 use pi_tool::{
     AbortSignal, AgentTool, JsonDetails, JsonToolResult, OnUpdate, ToolError, ToolErrorKind, Value,
 };
+use tracing::Instrument;
 
 /// How a call ended, for logs and hosts (the model only sees the result's text).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,6 +68,83 @@ pub async fn run_call(
         tool.spec().timeout,
     )
     .await
+}
+
+/// Runs one call of the server inside its span, with the server's policy: its argument
+/// limits and default timeout, then its redactor on the error text and its result
+/// budget on the result.
+pub(crate) async fn run_call_with_policy(
+    tool: &Arc<dyn AgentTool>,
+    tool_call_id: &str,
+    arguments: Value,
+    policy: &RunPolicy,
+    signal: AbortSignal,
+    on_update: OnUpdate<Option<JsonDetails>>,
+) -> (Result<JsonToolResult, ToolError>, CallEnd) {
+    let span = ToolCallSpan::new(tool.name(), tool_call_id);
+    span.record_arguments(&arguments, policy);
+    let on_update = traced_updates(&span, policy, on_update);
+    let timeout = tool.spec().timeout.or(policy.tool_timeout);
+    let (result, end) = run_call_timed(
+        tool,
+        tool_call_id,
+        arguments,
+        &policy.argument_limits,
+        signal,
+        on_update.clone(),
+        timeout,
+    )
+    .instrument(span.span().clone())
+    .await;
+    on_update.close();
+    let result = match (result, &policy.redactor) {
+        (Err(error), Some(redactor)) => Err(ToolError::with_kind(
+            error.kind(),
+            redactor.redact(error.message()).into_owned(),
+        )),
+        (result, _) => result,
+    };
+    let result = match (result, &policy.result_budget) {
+        (Ok(result), Some(budget)) => Ok(budget.apply_json(result)),
+        (result, _) => result,
+    };
+    match &result {
+        Ok(result) => span.record_result(result, None, policy),
+        Err(error) => span.record_error(error, policy),
+    }
+    (result, end)
+}
+
+/// The span of a call that names a tool the server does not have.
+pub(crate) fn trace_unknown_tool(
+    name: &str,
+    tool_call_id: &str,
+    error: &ToolError,
+    policy: &RunPolicy,
+) {
+    ToolCallSpan::new(name, tool_call_id).record_failure(
+        telemetry::TOOL_NOT_FOUND,
+        error.message(),
+        policy,
+    );
+}
+
+/// `on_update` that also records each update in the call's span. Only when a subscriber
+/// wants the span: otherwise the tool gets the client's callback untouched (and no
+/// allocation).
+fn traced_updates(
+    span: &ToolCallSpan,
+    policy: &RunPolicy,
+    on_update: OnUpdate<Option<JsonDetails>>,
+) -> OnUpdate<Option<JsonDetails>> {
+    if span.span().is_disabled() {
+        return on_update;
+    }
+    let (span, policy) = (span.clone(), policy.clone());
+    OnUpdate::new(move |update: JsonToolResult| {
+        span.record_update(&update, &policy);
+        on_update.call(update);
+    })
 }
 
 /// Runs the call path with the host's `limits` and `timeout` and measures it.

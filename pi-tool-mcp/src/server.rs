@@ -19,7 +19,7 @@ use tokio::sync::Semaphore;
 
 #[cfg(doc)]
 use crate::call::run_call;
-use crate::call::{CallEnd, run_call_timed};
+use crate::call::{CallEnd, run_call_with_policy, trace_unknown_tool};
 use crate::convert::{call_tool_result, mcp_tool};
 use crate::framing::{DEFAULT_MAX_MESSAGE_BYTES, serve_framed};
 use crate::http_framing::{Checked, ResponseBody, answer_response, check_request};
@@ -238,46 +238,34 @@ impl PackServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> CallToolResponse {
+        let call_id = format!("mcp-{}", context.id);
+        let policy = &self.policy.policy;
         let Some(tool) = self.find(&request.name) else {
             // Pi's text for a tool the model named but the agent does not have.
             let error = ToolError::new(format!("Tool {} not found", request.name));
+            trace_unknown_tool(&request.name, &call_id, &error, policy);
             return call_tool_result(Err(error)).into();
         };
         let arguments = Value::Object(request.arguments.unwrap_or_default());
-        let call_id = format!("mcp-{}", context.id);
         // rmcp cancels this token when the client sends `notifications/cancelled` for
         // this request: it is the call's abort signal.
         let signal = AbortSignal::from_token(context.ct.clone());
         let progress =
             ProgressForwarder::new(context.peer.clone(), context.meta.get_progress_token());
-        let policy = &self.policy.policy;
         // A closed semaphore cannot happen (it is never closed); run unbounded if it did.
         let _permit = match &self.policy.permits {
             Some(permits) => permits.acquire().await.ok(),
             None => None,
         };
-        let timeout = tool.spec().timeout.or(policy.tool_timeout);
-        let (result, end) = run_call_timed(
+        let (result, end) = run_call_with_policy(
             tool,
             &call_id,
             arguments,
-            &policy.argument_limits,
+            policy,
             signal,
             progress.on_update(),
-            timeout,
         )
         .await;
-        let result = match (result, &policy.redactor) {
-            (Err(error), Some(redactor)) => Err(ToolError::with_kind(
-                error.kind(),
-                redactor.redact(error.message()).into_owned(),
-            )),
-            (result, _) => result,
-        };
-        let result = match (result, &policy.result_budget) {
-            (Ok(result), Some(budget)) => Ok(budget.apply_json(result)),
-            (result, _) => result,
-        };
         progress.finish().await;
         if let Some(hook) = &self.on_call_end {
             // A failing log hook must not cost the client its result.

@@ -247,14 +247,20 @@ impl ToolCallSpan {
     /// Records a failed call (a host without error results, such as the MCP server): the
     /// error's kind as `error.type`, its message as the result if `policy` traces content.
     pub fn record_error(&self, error: &ToolError, policy: &RunPolicy) {
+        self.record_failure(error_type(error.kind()), error.message(), policy);
+    }
+
+    /// Records a failure as `error_type` (for example [`TOOL_NOT_FOUND`]), with `message`
+    /// as the result if `policy` traces content.
+    pub fn record_failure(&self, error_type: &str, message: &str, policy: &RunPolicy) {
         if self.span.is_disabled() {
             return;
         }
-        self.mark_failed(error_type(error.kind()));
+        self.mark_failed(error_type);
         if policy.trace_content {
             let message = match &policy.redactor {
-                Some(redactor) => redactor.redact(error.message()),
-                None => Cow::Borrowed(error.message()),
+                Some(redactor) => redactor.redact(message),
+                None => Cow::Borrowed(message),
             };
             self.span.record("gen_ai.tool.call.result", &*message);
         }

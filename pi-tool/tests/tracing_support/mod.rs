@@ -23,6 +23,8 @@ pub struct SpanRecord {
     /// Index in the order spans were created.
     pub index: usize,
     pub name: &'static str,
+    /// The module that made it (`pi_tool::agent::telemetry` for pi-tool's spans).
+    pub target: &'static str,
     pub parent: Option<usize>,
     pub fields: BTreeMap<String, String>,
     /// Tick of the recorder's clock when created and closed.
@@ -40,6 +42,7 @@ impl SpanRecord {
 /// One recorded event.
 #[derive(Clone, Debug)]
 pub struct EventRecord {
+    pub target: &'static str,
     pub parent: Option<usize>,
     pub level: tracing::Level,
     pub fields: BTreeMap<String, String>,
@@ -146,6 +149,7 @@ where
         state.spans.push(SpanRecord {
             index,
             name: attrs.metadata().name(),
+            target: attrs.metadata().target(),
             parent,
             fields,
             opened,
@@ -173,6 +177,7 @@ where
         let mut fields = BTreeMap::new();
         event.record(&mut Fields(&mut fields));
         self.state().events.push(EventRecord {
+            target: event.metadata().target(),
             parent,
             level: *event.metadata().level(),
             fields,
