@@ -90,3 +90,19 @@ fn every_mounted_tool_is_portable_to_every_provider() {
         ],
     );
 }
+
+#[tokio::test]
+async fn every_mounted_tool_accepts_whatever_its_schema_allows() {
+    // get_weather and both forecast-pack tools, called through the agent loop with
+    // arguments generated from their schemas: bounds, enums, optional fields in and out.
+    let pack = tool_pack![GetWeather].merge(forecast_pack::pack()).unwrap();
+    let report = pi_tool::testing::check_schema(&pack).await;
+    assert!(report.is_ok(), "{report}");
+    for name in pack.names() {
+        assert!(
+            report.outcomes.iter().any(|o| o.call.tool == name),
+            "{name} was called"
+        );
+    }
+    pi_tool::testing::assert_pack_accepts_its_schema(pack).await;
+}

@@ -44,4 +44,9 @@ mod tests {
         assert_eq!(result.text_content(), "HI");
         assert!(shout.check_arguments(&json!({})).is_err());
     }
+
+    #[tokio::test]
+    async fn the_pack_accepts_whatever_its_schema_allows() {
+        pt::testing::assert_pack_accepts_its_schema(super::pack()).await;
+    }
 }

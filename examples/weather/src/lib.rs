@@ -39,9 +39,10 @@ impl Unit {
     }
 }
 
-/// The arguments the model sends.
+/// The arguments the model sends (`Serialize` too, so that tests can pass them typed:
+/// `pi_tool::testing::call`).
 #[pi_tool::params]
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct WeatherParams {
     /// City name. This demo supports Paris and Tokyo.
