@@ -51,7 +51,7 @@
 //! assert_eq!((run.update_texts(), run.result().details), (vec!["adding".to_owned()], 5));
 //!
 //! // What the model reads when it sends too many numbers.
-//! let run = testing::call_json(Add, pi_tool::json!({"numbers": [1; 11]})).await;
+//! let run = testing::call_json(Add, pi_tool::json!({"numbers": vec![1; 11]})).await;
 //! assert!(run.error_text().contains("numbers: must not have more than 10 items"));
 //!
 //! // Every tool of the pack accepts whatever its schema allows.
