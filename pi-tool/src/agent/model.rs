@@ -231,6 +231,19 @@ pub struct StreamOptions {
     pub max_retries: Option<u32>,
     /// Ends a request whose response makes no progress for this long.
     pub timeout: Option<std::time::Duration>,
+    /// Ends a response whose body sends nothing for this long (and, when `timeout` is
+    /// not set, a request whose headers take this long): the stream ends with stop
+    /// reason `error` and a text naming the timeout and its seconds. `None` is
+    /// [`StreamOptions::DEFAULT_IDLE_TIMEOUT`]; `Duration::MAX` waits forever, as pi-ai
+    /// does.
+    pub idle_timeout: Option<std::time::Duration>,
+}
+
+impl StreamOptions {
+    /// The idle timeout a provider applies when [`StreamOptions::idle_timeout`] is not
+    /// set: two minutes, longer than any pause a model takes between two tokens, so that
+    /// a stalled server ends a run instead of hanging it.
+    pub const DEFAULT_IDLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
 }
 
 /// Which tools the model may or must call (pi-ai's `toolChoice`, one spelling for every

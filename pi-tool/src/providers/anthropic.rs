@@ -15,13 +15,11 @@ mod request;
 mod sse;
 mod tools;
 
-use std::time::Duration;
-
 use self::events::Events;
 use self::failure::http_error_message;
 use self::request::Prepared;
 use self::sse::SseDecoder;
-use super::http::{Http, HttpError, HttpResponse};
+use super::http::{Http, HttpError, HttpResponse, Timeouts};
 use super::retry::{Attempt, RetryFailure, with_retries};
 use super::stream::{Output, event_stream, failed};
 use crate::abort::AbortSignal;
@@ -135,8 +133,12 @@ async fn run(
         &prepared.tool_names,
     );
     let mut decoder = SseDecoder::new();
+    // Whether the consumer aborted while this producer waited for it to take the events.
+    // In pi-ai the consumer runs while the reader awaits the next read, so such an abort
+    // lands in that read (undici's text, below), not in the check before it.
+    let mut aborted_while_drained = false;
     loop {
-        if signal.is_aborted() {
+        if signal.is_aborted() && !aborted_while_drained {
             return Err("Request was aborted".to_owned());
         }
         let chunk = match response.chunk(signal).await {
@@ -148,6 +150,8 @@ async fn run(
         };
         for sse in decoder.push(&chunk) {
             events.on_sse(&sse, out)?;
+            out.drained().await;
+            aborted_while_drained |= signal.is_aborted();
         }
     }
     for sse in decoder.finish() {
@@ -193,7 +197,7 @@ async fn send(
     options: &StreamOptions,
 ) -> Result<HttpResponse, String> {
     with_retries(options, || {
-        attempt(http, prepared, &options.signal, options.timeout)
+        attempt(http, prepared, &options.signal, Timeouts::of(options))
     })
     .await
 }
@@ -203,7 +207,7 @@ async fn attempt(
     http: &Http,
     prepared: &Prepared,
     signal: &AbortSignal,
-    timeout: Option<Duration>,
+    timeouts: Timeouts,
 ) -> Result<HttpResponse, Failure> {
     let connection = |message: &str| Failure {
         status: None,
@@ -216,7 +220,7 @@ async fn attempt(
             &prepared.headers,
             prepared.body.clone(),
             signal,
-            timeout,
+            timeouts,
         )
         .await
     {

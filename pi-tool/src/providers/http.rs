@@ -1,11 +1,18 @@
 //! The HTTP transport every provider shares: one pooled `reqwest` client, a POST whose
-//! every await races the run's abort signal (and an optional idle timeout), and the
-//! failure kinds pi-ai's runtime reports with its own texts.
+//! every await races the run's abort signal and an idle timeout, and the failure kinds
+//! pi-ai's runtime reports with its own texts.
+//!
+//! The idle timeout is why a stalled server cannot hang a run: every wait (for the
+//! response headers, then for each body chunk) is bounded, by
+//! [`StreamOptions::idle_timeout`] (default [`StreamOptions::DEFAULT_IDLE_TIMEOUT`]) and
+//! by pi-ai's [`StreamOptions::timeout`] when that is set. pi-ai has no such bound on a
+//! body (docs/differences-from-pi.md §16).
 
 use std::fmt;
 use std::time::Duration;
 
 use crate::abort::AbortSignal;
+use crate::agent::StreamOptions;
 
 /// Why a request or its body failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,9 +35,33 @@ impl fmt::Display for HttpError {
             HttpError::Connect(detail) => write!(f, "Connection error: {detail}"),
             HttpError::Idle(after) => write!(
                 f,
-                "The provider sent nothing for {} s; the request was ended",
+                "Idle timeout: the provider sent nothing for {} s, so the request was ended \
+                 (StreamOptions::idle_timeout)",
                 after.as_secs_f64()
             ),
+        }
+    }
+}
+
+/// How long one request may wait: for the response headers, and for each body chunk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Timeouts {
+    /// The wait for the status line and headers.
+    pub(crate) headers: Duration,
+    /// The wait for each next chunk of the body.
+    pub(crate) idle: Duration,
+}
+
+impl Timeouts {
+    /// The waits `options` ask for: pi-ai's `timeout` for the headers (else the idle
+    /// timeout), and the shorter of the two for every chunk.
+    pub(crate) fn of(options: &StreamOptions) -> Self {
+        let idle = options
+            .idle_timeout
+            .unwrap_or(StreamOptions::DEFAULT_IDLE_TIMEOUT);
+        Timeouts {
+            headers: options.timeout.unwrap_or(idle),
+            idle: options.timeout.map_or(idle, |timeout| timeout.min(idle)),
         }
     }
 }
@@ -59,7 +90,7 @@ impl Http {
         headers: &[(String, String)],
         body: Vec<u8>,
         signal: &AbortSignal,
-        timeout: Option<Duration>,
+        timeouts: Timeouts,
     ) -> Result<HttpResponse, HttpError> {
         let mut request = self.client.post(url).body(body);
         let mut map = reqwest::header::HeaderMap::new();
@@ -75,11 +106,13 @@ impl Http {
         }
         request = request.headers(map);
         let send = request.send();
-        let response = race(signal, timeout, send).await?.map_err(connect_error)?;
+        let response = race(signal, timeouts.headers, send)
+            .await?
+            .map_err(connect_error)?;
         Ok(HttpResponse {
             status: response.status().as_u16(),
             inner: response,
-            timeout,
+            idle: timeouts.idle,
         })
     }
 }
@@ -108,7 +141,7 @@ pub(crate) struct HttpResponse {
     /// The HTTP status.
     pub(crate) status: u16,
     inner: reqwest::Response,
-    timeout: Option<Duration>,
+    idle: Duration,
 }
 
 impl HttpResponse {
@@ -122,8 +155,8 @@ impl HttpResponse {
         &mut self,
         signal: &AbortSignal,
     ) -> Result<Option<bytes::Bytes>, HttpError> {
-        let timeout = self.timeout;
-        race(signal, timeout, self.inner.chunk())
+        let idle = self.idle;
+        race(signal, idle, self.inner.chunk())
             .await?
             .map_err(|_| HttpError::Terminated)
     }
@@ -146,22 +179,20 @@ impl HttpResponse {
     }
 }
 
-/// Awaits `work` unless the signal aborts first or `timeout` passes without it finishing.
+/// Awaits `work` unless the signal aborts first or `after` passes without it finishing.
 async fn race<T>(
     signal: &AbortSignal,
-    timeout: Option<Duration>,
+    after: Duration,
     work: impl std::future::Future<Output = T>,
 ) -> Result<T, HttpError> {
     if signal.is_aborted() {
         return Err(HttpError::Aborted);
     }
+    // tokio saturates a deadline past its horizon, so `Duration::MAX` means "never".
     let timed = async {
-        match timeout {
-            Some(after) => tokio::time::timeout(after, work)
-                .await
-                .map_err(|_| HttpError::Idle(after)),
-            None => Ok(work.await),
-        }
+        tokio::time::timeout(after, work)
+            .await
+            .map_err(|_| HttpError::Idle(after))
     };
     tokio::select! {
         biased;
@@ -236,10 +267,37 @@ mod tests {
                 &[],
                 Vec::new(),
                 &controller.signal(),
-                None,
+                Timeouts::of(&StreamOptions::default()),
             )
             .await
             .unwrap_err();
         assert_eq!(err, HttpError::Aborted);
+    }
+
+    #[test]
+    fn the_idle_timeout_bounds_every_wait_and_timeout_shortens_it() {
+        let default = Timeouts::of(&StreamOptions::default());
+        assert_eq!(default.headers, StreamOptions::DEFAULT_IDLE_TIMEOUT);
+        assert_eq!(default.idle, StreamOptions::DEFAULT_IDLE_TIMEOUT);
+        let both = Timeouts::of(&StreamOptions {
+            timeout: Some(Duration::from_secs(600)),
+            idle_timeout: Some(Duration::from_millis(200)),
+            ..StreamOptions::default()
+        });
+        assert_eq!(both.headers, Duration::from_secs(600));
+        assert_eq!(both.idle, Duration::from_millis(200));
+        let short = Timeouts::of(&StreamOptions {
+            timeout: Some(Duration::from_secs(1)),
+            ..StreamOptions::default()
+        });
+        assert_eq!(
+            (short.headers, short.idle),
+            (Duration::from_secs(1), Duration::from_secs(1))
+        );
+        assert_eq!(
+            HttpError::Idle(Duration::from_millis(200)).to_string(),
+            "Idle timeout: the provider sent nothing for 0.2 s, so the request was ended \
+             (StreamOptions::idle_timeout)"
+        );
     }
 }

@@ -160,6 +160,7 @@ async fn run(
         };
         for message in decoder.push(&chunk) {
             on_message(&mut stream, &message, events, out)?;
+            out.drained().await;
         }
     }
     if !aborted {

@@ -234,17 +234,17 @@ async fn read_stream(
             Ok(Some(chunk)) => sse.push(&chunk),
             Ok(None) => {
                 let rest = sse.finish();
-                dispatch(&rest, &mut stream, model, out, events)?;
+                dispatch(&rest, &mut stream, model, out, events).await?;
                 return Ok(());
             }
             Err(HttpError::Aborted) => return Ok(()),
             Err(error) => return Err(error.to_string()),
         };
-        dispatch(&messages, &mut stream, model, out, events)?;
+        dispatch(&messages, &mut stream, model, out, events).await?;
     }
 }
 
-fn dispatch(
+async fn dispatch(
     messages: &[SseMessage],
     stream: &mut SseStream,
     model: &Model,
@@ -253,7 +253,10 @@ fn dispatch(
 ) -> Result<(), String> {
     for message in messages {
         match stream.item(message) {
-            Ok(SseItem::Data(event)) => events.handle(out, model, &event)?,
+            Ok(SseItem::Data(event)) => {
+                events.handle(out, model, &event)?;
+                out.drained().await;
+            }
             Ok(SseItem::Skip) => {}
             Err(SseError::Json(message)) => return Err(message),
             Err(SseError::Api(error)) => {

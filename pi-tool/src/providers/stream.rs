@@ -3,7 +3,10 @@
 //!
 //! The producer runs only while the consumer polls and the queue is empty, so a slow
 //! consumer holds the HTTP body back instead of buffering it; dropping the stream drops
-//! the producer and with it the connection. No task is spawned.
+//! the producer and with it the connection. No task is spawned. A producer awaits
+//! [`Output::drained`] after each SSE event it handles: a body that arrives faster than
+//! the consumer reads (50 MB from a local server) would otherwise queue a snapshot of the
+//! whole message per event within one poll (9 GB for 800 deltas of 64 KiB).
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -49,10 +52,37 @@ impl Emitter {
         queue.events.push_back(event);
     }
 
+    fn is_empty(&self) -> bool {
+        match self.queue.lock() {
+            Ok(queue) => queue.events.is_empty(),
+            Err(poisoned) => poisoned.into_inner().events.is_empty(),
+        }
+    }
+
     fn pop(&self) -> Option<AssistantMessageEvent> {
         match self.queue.lock() {
             Ok(mut queue) => queue.events.pop_front(),
             Err(poisoned) => poisoned.into_inner().events.pop_front(),
+        }
+    }
+}
+
+/// Ready once the consumer has taken every queued event; see [`Output::drained`].
+pub(crate) struct Drained<'a> {
+    emitter: &'a Emitter,
+}
+
+impl Future for Drained<'_> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, _cx: &mut TaskContext<'_>) -> Poll<()> {
+        // No waker is needed: the producer is polled only by `EventStream::poll_next`,
+        // which returns the queued events first and polls the producer again as soon as
+        // the queue is empty.
+        if self.emitter.is_empty() {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
         }
     }
 }
@@ -129,6 +159,14 @@ impl Output {
     /// Pushes an event.
     pub(crate) fn push(&self, event: AssistantMessageEvent) {
         self.emitter.push(event);
+    }
+
+    /// Waits until the consumer has taken the events pushed so far, so that at most one
+    /// SSE event's snapshots are queued at a time (back-pressure within one poll).
+    pub(crate) fn drained(&self) -> Drained<'_> {
+        Drained {
+            emitter: &self.emitter,
+        }
     }
 
     /// `start`.

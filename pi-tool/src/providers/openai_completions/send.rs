@@ -2,15 +2,13 @@
 //! timeouts) with its texts, and pi-ai's `retryProviderRequest` around them (only when
 //! `max_retries` asks for it; pi-ai's default is no retry).
 
-use std::time::Duration;
-
 use serde_json::Value;
 
 use super::request::Prepared;
 use crate::abort::AbortSignal;
 use crate::agent::StreamOptions;
 use crate::providers::error_body::{format_provider_error, normalize_api_error};
-use crate::providers::http::{Http, HttpError, HttpResponse};
+use crate::providers::http::{Http, HttpError, HttpResponse, Timeouts};
 use crate::providers::js::stringify;
 use crate::providers::openai_sse::{ApiError, js_truthy};
 use crate::providers::retry::{Attempt, RetryFailure, with_retries};
@@ -99,7 +97,10 @@ pub(super) async fn send(
     if reqwest::Url::parse(&prepared.url).is_err() {
         return Err("Invalid URL".to_owned());
     }
-    with_retries(options, || attempt(http, prepared, signal, options.timeout)).await
+    with_retries(options, || {
+        attempt(http, prepared, signal, Timeouts::of(options))
+    })
+    .await
 }
 
 /// One request: a 2xx response, or the error the SDK throws for it.
@@ -107,7 +108,7 @@ async fn attempt(
     http: &Http,
     prepared: &Prepared,
     signal: &AbortSignal,
-    timeout: Option<Duration>,
+    timeouts: Timeouts,
 ) -> Result<HttpResponse, Failure> {
     let connection = |message: &str| Failure {
         error: ApiError::new(None, None, Some(message)),
@@ -119,7 +120,7 @@ async fn attempt(
             &prepared.headers,
             prepared.body.clone(),
             signal,
-            timeout,
+            timeouts,
         )
         .await
     {
@@ -155,6 +156,7 @@ mod tests {
     use crate::providers::retry::{is_retryable, retry_delay};
     use serde_json::json;
 
+    use std::time::Duration;
     fn failure(status: Option<u16>, headers: &[(&'static str, &str)]) -> Failure {
         Failure {
             error: ApiError::new(status, None, Some("boom")),

@@ -7,7 +7,7 @@ use super::request::Request;
 use crate::abort::AbortSignal;
 use crate::agent::StreamOptions;
 use crate::providers::error_body::{format_provider_error, normalize_api_error};
-use crate::providers::http::{Http, HttpError, HttpResponse};
+use crate::providers::http::{Http, HttpError, HttpResponse, Timeouts};
 use crate::providers::openai_sse::ApiError;
 use crate::providers::retry::{Attempt, RetryFailure, with_retries};
 
@@ -54,7 +54,7 @@ async fn attempt(
             &request.headers,
             request.body.clone(),
             signal,
-            options.timeout,
+            Timeouts::of(options),
         )
         .await
         .map_err(|error| match error {
