@@ -14,6 +14,8 @@
 //! recursive types end. Every case is then checked against the tool's compiled schema by
 //! the caller: a case the generator got wrong is dropped (and reported), never sent.
 
+use std::cell::Cell;
+
 use serde_json::{Map, Number, Value, json};
 
 /// `$ref`s followed before the walk turns minimal.
@@ -25,6 +27,10 @@ const MAX_DEPTH: usize = 64;
 /// How many items an array gets at most when its schema does not ask for more.
 const SOFT_MAX_ITEMS: u64 = 3;
 
+/// Schema nodes one walk may visit: a schema whose recursion or unions would make the
+/// walk explode ends with an error instead of a hang.
+const BUDGET: usize = 20_000;
+
 /// The most cases generated per tool.
 pub(crate) const MAX_CASES: usize = 12;
 
@@ -32,13 +38,14 @@ pub(crate) const MAX_CASES: usize = 12;
 /// when a choice point has more options. Duplicates are removed. Each is its case number
 /// and the arguments, or why the generator could not build them.
 pub(crate) fn cases(root: &Value) -> Vec<(usize, Result<Value, String>)> {
-    let options = max_options(root, root, 0, 0).max(1);
+    let options = max_options(root, root, 0, 0, &Cell::new(BUDGET)).max(1);
     let count = (2 * options).clamp(2, MAX_CASES);
     let mut out: Vec<(usize, Result<Value, String>)> = Vec::new();
     for case in 0..count {
         let walk = Walk {
             root,
             present: case.is_multiple_of(2),
+            budget: Cell::new(BUDGET),
         };
         let generated = walk.value(root, case / 2, 0, 0);
         if !out.iter().any(|(_, seen)| *seen == generated) {
@@ -49,19 +56,26 @@ pub(crate) fn cases(root: &Value) -> Vec<(usize, Result<Value, String>)> {
 }
 
 /// The largest number of options at any choice point (bounded by [`MAX_CASES`]).
-fn max_options(root: &Value, schema: &Value, refs: usize, depth: usize) -> usize {
+fn max_options(
+    root: &Value,
+    schema: &Value,
+    refs: usize,
+    depth: usize,
+    budget: &Cell<usize>,
+) -> usize {
     let Some(object) = schema.as_object() else {
         return 1;
     };
-    if depth > MAX_DEPTH {
+    if depth > MAX_DEPTH || budget.get() == 0 {
         return 1;
     }
+    budget.set(budget.get() - 1);
     let mut most = 1;
     if let Some(reference) = object.get("$ref").and_then(Value::as_str) {
         if refs < MAX_REF_DEPTH
             && let Some(target) = resolve(root, reference)
         {
-            most = most.max(max_options(root, target, refs + 1, depth + 1));
+            most = most.max(max_options(root, target, refs + 1, depth + 1, budget));
         }
         return most;
     }
@@ -89,7 +103,7 @@ fn max_options(root: &Value, schema: &Value, refs: usize, depth: usize) -> usize
             .into_iter()
             .flatten()
         {
-            most = most.max(max_options(root, child, refs, depth + 1));
+            most = most.max(max_options(root, child, refs, depth + 1, budget));
         }
     }
     for child in object
@@ -98,11 +112,11 @@ fn max_options(root: &Value, schema: &Value, refs: usize, depth: usize) -> usize
         .into_iter()
         .flat_map(|p| p.values())
     {
-        most = most.max(max_options(root, child, refs, depth + 1));
+        most = most.max(max_options(root, child, refs, depth + 1, budget));
     }
     for key in ["items", "additionalProperties"] {
         if let Some(child) = object.get(key) {
-            most = most.max(max_options(root, child, refs, depth + 1));
+            most = most.max(max_options(root, child, refs, depth + 1, budget));
         }
     }
     most.min(MAX_CASES)
@@ -166,6 +180,8 @@ struct Walk<'a> {
     root: &'a Value,
     /// Whether optional properties go in.
     present: bool,
+    /// Schema nodes this walk may still visit.
+    budget: Cell<usize>,
 }
 
 impl Walk<'_> {
@@ -180,6 +196,10 @@ impl Walk<'_> {
     ) -> Result<Value, String> {
         if depth > MAX_DEPTH {
             return Err("the schema nests too deeply to end".to_owned());
+        }
+        match self.budget.get() {
+            0 => return Err("the schema is too large to generate arguments for".to_owned()),
+            left => self.budget.set(left - 1),
         }
         let object = match schema {
             Value::Bool(true) => return Ok(any_value(choice)),
@@ -293,11 +313,18 @@ impl Walk<'_> {
     ) -> Result<Value, String> {
         let min = object.get("minItems").and_then(Value::as_u64).unwrap_or(0);
         let max = object.get("maxItems").and_then(Value::as_u64);
-        let prefix: &[Value] = object
-            .get("prefixItems")
-            .and_then(Value::as_array)
-            .map_or(&[], Vec::as_slice);
-        let items = object.get("items");
+        // 2020-12 tuples (`prefixItems` + `items`), or draft-07 ones (`items` as a list +
+        // `additionalItems`).
+        let (prefix, items): (&[Value], Option<&Value>) = match object.get("items") {
+            Some(Value::Array(tuple)) => (tuple.as_slice(), object.get("additionalItems")),
+            items => (
+                object
+                    .get("prefixItems")
+                    .and_then(Value::as_array)
+                    .map_or(&[], Vec::as_slice),
+                items,
+            ),
+        };
         let rest_allowed =
             !matches!(items, Some(Value::Bool(false))) && (items.is_some() || prefix.is_empty());
         let wanted = if minimal {
@@ -772,6 +799,33 @@ mod tests {
             "name": {"type": "string"}, "children": {"type": "array", "items": {"$ref": "#"}}},
             "required": ["name", "children"]}));
         assert!(!got.is_empty());
+    }
+
+    #[test]
+    fn an_exploding_schema_ends_with_a_reason() {
+        // Two required children of the root's own type, in a union with itself: no finite
+        // value, and a naive walk would take 2^64 steps to find out.
+        let schema = json!({"type": "object", "properties": {
+            "l": {"anyOf": [{"$ref": "#"}, {"$ref": "#"}]}, "r": {"$ref": "#"}},
+            "required": ["l", "r"]});
+        let started = std::time::Instant::now();
+        let got = cases(&schema);
+        assert!(got.iter().all(|(_, c)| c.is_err()), "{got:?}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    }
+
+    #[test]
+    fn draft_07_tuples_are_filled() {
+        let got = all(
+            json!({"type": "object", "properties": {"p": {"type": "array",
+            "items": [{"type": "string"}, {"type": "integer"}], "additionalItems": false}},
+            "required": ["p"]}),
+        );
+        assert!(
+            got.iter()
+                .all(|v| v["p"][0].is_string() && v["p"][1].is_i64()),
+            "{got:?}"
+        );
     }
 
     #[test]
