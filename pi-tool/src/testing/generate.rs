@@ -31,6 +31,9 @@ const SOFT_MAX_ITEMS: u64 = 3;
 /// walk explode ends with an error instead of a hang.
 const BUDGET: usize = 20_000;
 
+/// The longest string the generator builds (`minLength` asking for more is refused).
+const MAX_STRING_CHARS: usize = 100_000;
+
 /// The most cases generated per tool.
 pub(crate) const MAX_CASES: usize = 12;
 
@@ -211,7 +214,18 @@ impl Walk<'_> {
         if let Some(reference) = object.get("$ref").and_then(Value::as_str) {
             let target = resolve(self.root, reference)
                 .ok_or_else(|| format!("`$ref` {reference} does not resolve"))?;
-            return self.value(target, choice, refs + 1, depth + 1);
+            // Keywords beside a `$ref` apply too (2020-12): schemars puts an internally
+            // tagged newtype variant's tag there.
+            let siblings: Map<String, Value> = object
+                .iter()
+                .filter(|(k, _)| !matches!(k.as_str(), "$ref" | "description" | "title"))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            if siblings.is_empty() {
+                return self.value(target, choice, refs + 1, depth + 1);
+            }
+            let merged = with_siblings(target, &siblings);
+            return self.value(&merged, choice, refs + 1, depth + 1);
         }
         if let Some(constant) = object.get("const") {
             return Ok(constant.clone());
@@ -514,21 +528,37 @@ fn branch_cost(branch: &Value) -> u8 {
     }
 }
 
-/// A branch with the union's sibling keywords added (the branch's own win).
+/// A branch with the union's (or a `$ref`'s) sibling keywords added: `properties` and
+/// `required` joined, any other keyword the branch's own when it has one.
 fn with_siblings(branch: &Value, siblings: &Map<String, Value>) -> Value {
     if siblings.is_empty() {
         return branch.clone();
     }
-    match branch {
-        Value::Object(own) => {
-            let mut merged = siblings.clone();
-            for (k, v) in own {
-                merged.insert(k.clone(), v.clone());
+    let Value::Object(own) = branch else {
+        return branch.clone();
+    };
+    let mut merged = own.clone();
+    for (key, value) in siblings {
+        match (key.as_str(), merged.get_mut(key), value) {
+            ("properties", Some(Value::Object(into)), Value::Object(from)) => {
+                for (k, v) in from {
+                    into.entry(k.clone()).or_insert_with(|| v.clone());
+                }
             }
-            Value::Object(merged)
+            ("required", Some(Value::Array(into)), Value::Array(from)) => {
+                for v in from {
+                    if !into.contains(v) {
+                        into.push(v.clone());
+                    }
+                }
+            }
+            (_, Some(_), _) => {}
+            (_, None, _) => {
+                merged.insert(key.clone(), value.clone());
+            }
         }
-        other => other.clone(),
     }
+    Value::Object(merged)
 }
 
 /// `allOf` as one schema: properties and `required` joined, other keywords from the
@@ -725,6 +755,11 @@ fn format_examples(format: &str) -> Option<&'static [&'static str]> {
 
 fn string(object: &Map<String, Value>, choice: usize) -> Result<Value, String> {
     let min = object.get("minLength").and_then(Value::as_u64).unwrap_or(0) as usize;
+    if min > MAX_STRING_CHARS {
+        return Err(format!(
+            "a string of at least {min} characters is more than the generator builds"
+        ));
+    }
     let max = object
         .get("maxLength")
         .and_then(Value::as_u64)
@@ -812,6 +847,50 @@ mod tests {
         let got = cases(&schema);
         assert!(got.iter().all(|(_, c)| c.is_err()), "{got:?}");
         assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    }
+
+    /// Every schema snapshot of the catalogue (raw schemars output, normalised, and each
+    /// provider profile's wire schema): every case the generator builds validates.
+    #[test]
+    fn generated_cases_validate_against_every_catalogue_snapshot() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/schemas");
+        let mut checked = 0;
+        let mut wrong = Vec::new();
+        for profile in std::fs::read_dir(&dir).unwrap() {
+            let profile = profile.unwrap().path();
+            for file in std::fs::read_dir(&profile).unwrap() {
+                let file = file.unwrap().path();
+                let text = std::fs::read_to_string(&file).unwrap();
+                let snapshot: Value = serde_json::from_str(&text).unwrap();
+                let schema = snapshot.get("schema").cloned().unwrap_or(snapshot);
+                let compiled = crate::schema::ToolSchema::from_json(schema.clone());
+                if compiled.error().is_some() {
+                    continue;
+                }
+                let generated = cases(&schema);
+                if generated.iter().all(|(_, c)| c.is_err()) {
+                    wrong.push(format!("{}: no case: {generated:?}", file.display()));
+                }
+                for (case, generated) in generated {
+                    let Ok(arguments) = generated else { continue };
+                    checked += 1;
+                    if let Err(error) = compiled.validate("t", &arguments) {
+                        wrong.push(format!(
+                            "{} case {case}: {}",
+                            file.display(),
+                            error.message()
+                        ));
+                    }
+                }
+            }
+        }
+        assert!(checked > 1000, "{checked} cases");
+        assert!(
+            wrong.is_empty(),
+            "{} of {checked} invalid:\n{}",
+            wrong.len(),
+            wrong.join("\n")
+        );
     }
 
     #[test]

@@ -6,6 +6,9 @@
 
 use regex::Regex;
 
+/// The most repetitions of one part of a pattern the generator builds.
+const MAX_REPEAT: usize = 10_000;
+
 #[derive(Debug)]
 enum Node {
     Literal(char),
@@ -310,6 +313,11 @@ impl Parser {
         if matches!(self.peek(), Some('?' | '+')) {
             self.at += 1; // lazy or possessive: the same strings match
         }
+        if min > MAX_REPEAT {
+            return Err(format!(
+                "a repetition of at least {min} is more than the generator builds"
+            ));
+        }
         Ok(Node::Repeat {
             node: Box::new(atom),
             min,
@@ -349,5 +357,10 @@ mod tests {
         let s = example(r"^[a-z]+$", 0, 5, Some(8)).unwrap();
         assert!((5..=8).contains(&s.len()), "{s}");
         assert!(example(r"^(?=a)a$", 0, 0, None).is_err());
+        assert!(
+            example(r"^a{20000}$", 0, 0, None)
+                .unwrap_err()
+                .contains("repetition")
+        );
     }
 }
