@@ -46,6 +46,7 @@
 
 mod call;
 mod convert;
+mod disconnect;
 mod framing;
 mod http_framing;
 mod progress;

@@ -21,6 +21,7 @@ use tokio::sync::Semaphore;
 use crate::call::run_call;
 use crate::call::{CallEnd, run_call_with_policy, trace_unknown_tool};
 use crate::convert::{call_tool_result, mcp_tool};
+use crate::disconnect::{GuardedBody, client_gone, tag};
 use crate::framing::{DEFAULT_MAX_MESSAGE_BYTES, serve_framed};
 use crate::http_framing::{Checked, ResponseBody, answer_response, check_request};
 use crate::progress::ProgressForwarder;
@@ -41,6 +42,7 @@ pub struct PackServer {
     on_call_end: Option<CallEndHook>,
     policy: Arc<McpPolicy>,
     max_message_bytes: usize,
+    stateless_http: bool,
 }
 
 /// The parts of the run policy an MCP server applies (its hooks need an agent's
@@ -91,6 +93,7 @@ impl PackServer {
                 permits: None,
             }),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            stateless_http: false,
         }
     }
 
@@ -138,6 +141,26 @@ impl PackServer {
     #[must_use]
     pub fn with_max_message_bytes(mut self, bytes: usize) -> Self {
         self.max_message_bytes = bytes;
+        self
+    }
+
+    /// Serves [`serve_http`](Self::serve_http) without sessions (rmcp's stateless
+    /// streamable HTTP), for replicas behind a load balancer: every POST is answered on
+    /// its own by whichever replica receives it, with no `Mcp-Session-Id` and no
+    /// session state to share, so round-robin routing works.
+    ///
+    /// Each `tools/call` POST gets its response (and its progress notifications, when
+    /// it carries a `progressToken`) as server-sent events on that POST's own response.
+    ///
+    /// **Cancellation** is closing that response: the replica running the call sees its
+    /// client go away and aborts the call's [`AbortSignal`]. A `notifications/cancelled`
+    /// is a POST of its own, which the balancer may route to any replica, none of which
+    /// can tell which call it means: every replica accepts it (HTTP 202) and ignores it,
+    /// so the call it names runs to the end and its client still gets the result.
+    /// GET (a standalone event stream) and DELETE (ending a session) are answered 405.
+    #[must_use]
+    pub fn with_stateless_http(mut self, stateless: bool) -> Self {
+        self.stateless_http = stateless;
         self
     }
 
@@ -196,11 +219,14 @@ impl PackServer {
             StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
         };
         let limit = self.max_message_bytes;
+        let stateless = self.stateless_http;
         let service = StreamableHttpService::new(
             move || Ok(self.clone()),
             Arc::new(LocalSessionManager::default()),
             // The framing layer bounds the bodies it reads by the same limit.
-            StreamableHttpServerConfig::default().with_max_request_body_bytes(limit),
+            StreamableHttpServerConfig::default()
+                .with_max_request_body_bytes(limit)
+                .with_legacy_session_mode(!stateless),
         );
         loop {
             let (stream, _) = listener
@@ -212,8 +238,13 @@ impl PackServer {
                 let service = service.clone();
                 async move {
                     Ok::<_, std::convert::Infallible>(match check_request(request, limit).await {
-                        Checked::Forward(request) => {
-                            service.handle(*request).await.map(ResponseBody::Rmcp)
+                        Checked::Forward(mut request) => {
+                            // A client that closes this response ends its call.
+                            let gone = tag(&mut request);
+                            service
+                                .handle(*request)
+                                .await
+                                .map(|body| ResponseBody::Rmcp(GuardedBody::new(body, gone)))
                         }
                         Checked::Answer(status, body) => answer_response(status, body),
                     })
@@ -248,8 +279,11 @@ impl PackServer {
         };
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         // rmcp cancels this token when the client sends `notifications/cancelled` for
-        // this request: it is the call's abort signal.
-        let signal = AbortSignal::from_token(context.ct.clone());
+        // this request: it is the call's abort signal. Over streamable HTTP, a client
+        // that closes the call's response cancels it too (disconnect.rs).
+        let token = context.ct.child_token();
+        let signal = AbortSignal::from_token(token.clone());
+        let gone = client_gone(&context);
         let progress =
             ProgressForwarder::new(context.peer.clone(), context.meta.get_progress_token());
         // A closed semaphore cannot happen (it is never closed); run unbounded if it did.
@@ -257,15 +291,27 @@ impl PackServer {
             Some(permits) => permits.acquire().await.ok(),
             None => None,
         };
-        let (result, end) = run_call_with_policy(
+        let run = run_call_with_policy(
             tool,
             &call_id,
             arguments,
             policy,
             signal,
             progress.on_update(),
-        )
-        .await;
+        );
+        let (result, end) = match gone {
+            None => run.await,
+            Some(gone) => {
+                let mut run = std::pin::pin!(run);
+                tokio::select! {
+                    ended = &mut run => ended,
+                    () = gone.aborted() => {
+                        token.cancel();
+                        run.await
+                    }
+                }
+            }
+        };
         progress.finish().await;
         if let Some(hook) = &self.on_call_end {
             // A failing log hook must not cost the client its result.
