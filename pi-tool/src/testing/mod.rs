@@ -64,6 +64,7 @@ mod check;
 mod generate;
 mod model;
 mod pattern;
+mod scalars;
 
 pub use call::{Call, ToolRun, call, call_json, call_tool};
 pub use check::{CallOutcome, SchemaReport, Verdict, assert_pack_accepts_its_schema, check_schema};

@@ -102,6 +102,43 @@ pub struct SkippedCase {
 ///
 /// Streaming is the faux model's ([`FauxModel`]): the same events, the same abort
 /// behaviour.
+///
+/// ```
+/// use std::sync::Arc;
+/// use pi_tool::agent::{Agent, AgentOptions};
+/// use pi_tool::testing::SchemaModel;
+/// use pi_tool::{ToolError, pi_tool, tool_pack};
+///
+/// #[pi_tool::params]
+/// struct EchoParams {
+///     /// One to three words.
+///     #[schemars(length(min = 1, max = 3))]
+///     words: Vec<String>,
+///     loud: Option<bool>,
+/// }
+///
+/// /// Echo the words.
+/// #[pi_tool(name = "echo")]
+/// async fn echo(params: EchoParams) -> Result<String, ToolError> {
+///     let text = params.words.join(" ");
+///     Ok(if params.loud == Some(true) { text.to_uppercase() } else { text })
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let tools = tool_pack![Echo].into_agent_tools();
+/// let model = SchemaModel::new(&tools);
+/// let agent = Agent::new(AgentOptions::new(Arc::new(model.clone())).tools(tools));
+/// agent.prompt("Echo something.").await.unwrap();
+///
+/// let calls = model.calls();
+/// assert!(calls.iter().any(|c| c.arguments.get("loud").is_some()));
+/// assert!(calls.iter().any(|c| c.arguments.get("loud").is_none()));
+/// assert!(calls.iter().all(|c| (1..=3).contains(&c.arguments["words"].as_array().unwrap().len())));
+/// let results = agent.messages().iter().filter(|m| m.as_tool_result().is_some()).count();
+/// assert_eq!(results, calls.len());
+/// # }
+/// ```
 #[derive(Clone)]
 pub struct SchemaModel {
     faux: FauxModel,
