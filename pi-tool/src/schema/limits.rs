@@ -26,8 +26,15 @@ use serde_json::Value;
 
 use crate::error::{ToolError, ToolErrorKind};
 
-/// How large, deep and long-stringed a call's arguments may be (see the
-/// [module docs](self)).
+/// How large, deep and long-stringed a call's arguments may be.
+///
+/// Every host checks a call's raw arguments against these first, before the tool's
+/// `prepare_arguments`, coercion or validation walk them
+/// ([`check_contained`](crate::check_contained)): the host's limits come from
+/// [`RunPolicy::argument_limits`](crate::agent::RunPolicy::argument_limits), and a tool's
+/// own [`ToolSpec::argument_limits`](crate::ToolSpec::argument_limits), when set, replace
+/// them. A call over a limit is a [`ToolErrorKind::InvalidArguments`] error naming the
+/// limit and the value seen.
 ///
 /// The defaults are far above what a real tool takes and far below what hurts:
 ///
