@@ -708,6 +708,62 @@ mod tests {
         );
     }
 
+    /// Random schemas, well-formed or not (wrong keyword types, contradictions, dangling
+    /// references): the generator never panics and always ends quickly.
+    #[test]
+    fn random_schemas_never_panic() {
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        fn schema(next: &mut dyn FnMut(u64) -> u64, depth: u32) -> Value {
+            let leaf = [
+                json!({"type": "string", "minLength": 3, "maxLength": 1}),
+                json!({"type": "string", "pattern": "^(a|b)+[0-9]{2}$"}),
+                json!({"type": "string", "pattern": "(?=x)"}),
+                json!({"type": "string", "format": "date-time"}),
+                json!({"type": "integer", "minimum": 5, "maximum": 2}),
+                json!({"type": "integer", "exclusiveMinimum": 1e300}),
+                json!({"type": "number", "multipleOf": 0.0}),
+                json!({"type": ["null", "boolean"]}),
+                json!({"enum": []}),
+                json!({"enum": "not a list"}),
+                json!({"type": 5}),
+                json!({"$ref": "#/$defs/missing"}),
+                json!({"$ref": "#"}),
+                json!(false),
+                json!(true),
+                json!({"const": {"a": 1}}),
+                json!({"items": {"type": "integer"}, "minItems": 1_000_000}),
+                json!({"properties": [], "required": "x"}),
+            ];
+            if depth == 0 || next(3) == 0 {
+                return leaf[next(leaf.len() as u64) as usize].clone();
+            }
+            let child = |next: &mut dyn FnMut(u64) -> u64| schema(next, depth - 1);
+            match next(6) {
+                0 => json!({"type": "object", "properties": {"a": child(next), "b": child(next)},
+                            "required": ["a"], "minProperties": next(4)}),
+                1 => json!({"type": "array", "items": child(next), "minItems": next(3),
+                            "maxItems": next(4), "uniqueItems": next(2) == 0}),
+                2 => json!({"anyOf": [child(next), child(next)]}),
+                3 => json!({"oneOf": [child(next)], "type": "object"}),
+                4 => json!({"allOf": [child(next), {"$ref": "#"}]}),
+                _ => json!({"type": "object", "additionalProperties": child(next),
+                            "propertyNames": {"enum": ["k1", "k2"]}, "minProperties": 2}),
+            }
+        }
+        let started = std::time::Instant::now();
+        for _ in 0..150 {
+            let root = json!({"type": "object", "properties": {"p": schema(&mut next, 4)}});
+            let _ = cases(&root);
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(60));
+    }
+
     #[test]
     fn draft_07_tuples_are_filled() {
         let got = all(
