@@ -249,6 +249,41 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_tools_own_limits_replace_the_hosts() {
+        let nested = json!({"a": [1]});
+        let host = ArgumentLimits::new().max_depth(1);
+        let plain = stuck(false);
+        let error = check_contained(&*plain, &nested, &host).unwrap_err();
+        assert_eq!(error.kind(), ToolErrorKind::InvalidArguments);
+        assert_eq!(
+            error.message(),
+            "Tool stuck: arguments nest 2 levels deep; the limit is 1 (max_depth)"
+        );
+        assert!(check_contained(&*plain, &nested, &ArgumentLimits::new()).is_ok());
+        let mut spec = plain.spec.clone();
+        spec.argument_limits = Some(ArgumentLimits::unlimited());
+        let own = Stuck {
+            spec,
+            seen: Mutex::new(None),
+            panics: false,
+        };
+        assert!(check_contained(&own, &nested, &host).is_ok());
+        let mut spec = plain.spec.clone();
+        spec.argument_limits = Some(ArgumentLimits::new().max_string_chars(1));
+        let own = Stuck {
+            spec,
+            seen: Mutex::new(None),
+            panics: false,
+        };
+        assert_eq!(
+            check_contained(&own, &json!({"a": "bc"}), &ArgumentLimits::new())
+                .unwrap_err()
+                .message(),
+            "Tool stuck: the string at a is 2 characters long; the limit is 1 (max_string_chars)"
+        );
+    }
+
     #[tokio::test]
     async fn a_panic_is_an_error_naming_the_tool_and_the_message() {
         let tool = stuck(true);

@@ -219,6 +219,11 @@ struct Walk<'l, 'v> {
     limits: &'l ArgumentLimits,
     bytes: usize,
     stack: Vec<Frame<'v>>,
+    /// The child taken from the top frame whose comma or key is being counted (not yet
+    /// entered), for the size estimate of [`Walk::too_large`].
+    current: Option<&'v Value>,
+    /// Its key, until the key is counted.
+    current_key: Option<&'v str>,
 }
 
 impl<'l, 'v> Walk<'l, 'v> {
@@ -227,6 +232,8 @@ impl<'l, 'v> Walk<'l, 'v> {
             limits,
             bytes: 0,
             stack: Vec::new(),
+            current: None,
+            current_key: None,
         }
     }
 
@@ -246,6 +253,8 @@ impl<'l, 'v> Walk<'l, 'v> {
             if let Some(key) = key {
                 top.key = key;
             }
+            self.current = Some(item);
+            self.current_key = key;
             if comma {
                 self.add(1)?;
             }
@@ -260,6 +269,7 @@ impl<'l, 'v> Walk<'l, 'v> {
 
     /// Visits one value: scalars are measured, containers are opened.
     fn enter(&mut self, value: &'v Value) -> Result<(), Violation> {
+        self.current = None;
         let children = match value {
             Value::Null | Value::Bool(true) => return self.add(4),
             Value::Bool(false) => return self.add(5),
@@ -289,6 +299,9 @@ impl<'l, 'v> Walk<'l, 'v> {
     /// Measures a string or key: its bytes first (so a huge string is refused in O(1)),
     /// then its characters (counted only for strings below the byte limit).
     fn string(&mut self, s: &str, is_key: bool) -> Result<(), Violation> {
+        if is_key {
+            self.current_key = None;
+        }
         let quoted = s.len().saturating_add(2);
         if self.bytes.saturating_add(quoted) > self.limits.max_bytes {
             self.bytes = self.bytes.saturating_add(quoted);
@@ -324,7 +337,11 @@ impl<'l, 'v> Walk<'l, 'v> {
     /// size: strings unscanned, numbers one digit).
     fn too_large(&mut self) -> Violation {
         let mut total = self.bytes;
-        let mut pending: Vec<&Value> = Vec::new();
+        let mut pending: Vec<&Value> = self.current.take().into_iter().collect();
+        if let Some(key) = self.current_key.take() {
+            // `"k":`
+            total = total.saturating_add(key.len() + 3);
+        }
         for frame in self.stack.drain(..) {
             match frame.children {
                 Children::Array(items) => {
