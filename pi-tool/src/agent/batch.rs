@@ -217,16 +217,21 @@ impl<'a> Batch<'a> {
     /// Pi's `prepareToolCall`.
     /// [`Self::prepare_call`], with the error text redacted when the host configured
     /// secrets.
-    /// Runs inside the call's span; records the arguments and, for an immediate error
-    /// result, how the call ended.
+    /// Runs inside the call's `span`, which records the arguments and, for an immediate
+    /// error result, how the call ended.
     async fn prepare<'c>(&self, call: &'c ToolCall, span: &ToolCallSpan) -> Preparation<'c> {
         let policy = &self.config.policy;
         span.record_arguments(&call.arguments, policy);
-        match self
-            .prepare_call(call)
-            .instrument(span.span().clone())
-            .await
-        {
+        // `instrument` moves the future into a wrapper: a copy per call that a run with
+        // no subscriber should not pay.
+        let prepared = if span.span().is_disabled() {
+            self.prepare_call(call).await
+        } else {
+            self.prepare_call(call)
+                .instrument(span.span().clone())
+                .await
+        };
+        match prepared {
             Preparation::Immediate(result, error_type) => {
                 let result = self.redacted(result, true);
                 span.record_result(&result, Some(error_type), policy);
@@ -318,8 +323,9 @@ impl<'a> Batch<'a> {
 
     /// Execute and finalize one prepared call (Pi's `executePreparedToolCall` +
     /// `finalizeExecutedToolCall`; with `check_abort`, the parallel thunk's abort check).
-    /// [`Self::execute_call`] inside the call's span, with error text redacted (see
-    /// [`Self::redacted`]); the span records what the model reads.
+    /// [`Self::execute_call`], with error text redacted (see [`Self::redacted`]). Its
+    /// `error.type` (`None`: a success) goes with the result to [`Self::drive`], which
+    /// records both into the call's span.
     async fn run_call(
         &self,
         call: &ToolCall,
@@ -327,20 +333,16 @@ impl<'a> Batch<'a> {
         args: Cow<'_, Value>,
         on_update: crate::update::OnUpdate<Option<JsonDetails>>,
         check_abort: bool,
-        span: ToolCallSpan,
-    ) -> (JsonToolResult, bool) {
+    ) -> (JsonToolResult, Option<&'static str>) {
         let (result, error_type) = self
             .execute_call(call, tool, args, on_update, check_abort)
-            .instrument(span.span().clone())
             .await;
-        let is_error = error_type.is_some();
-        let result = self.redacted(result, is_error);
+        let result = self.redacted(result, error_type.is_some());
         let result = match &self.config.policy.result_budget {
             Some(budget) => budget.apply_json(result),
             None => result,
         };
-        span.record_result(&result, error_type, &self.config.policy);
-        (result, is_error)
+        (result, error_type)
     }
 
     async fn execute_call(
@@ -409,16 +411,13 @@ impl<'a> Batch<'a> {
     }
 
     /// Drives the calls pushed into `driver` from slot `first` on, emitting their
-    /// updates and ends. `calls[slot]` is the call of each slot and `spans[slot]` its
-    /// span (released when the call ends, which ends the span); `limit` bounds how many
-    /// run at once.
-    #[allow(clippy::too_many_arguments)]
+    /// updates (also into their spans) and ends. `calls[slot]` is the call of each slot;
+    /// `limit` bounds how many run at once.
     async fn drive(
         &self,
-        driver: &mut Driver<'_, (JsonToolResult, bool)>,
+        driver: &mut Driver<'_, (JsonToolResult, Option<&'static str>)>,
         first: usize,
         calls: &[&ToolCall],
-        spans: &mut [ToolCallSpan],
         limit: usize,
         sink: &mut dyn AgentEventSink,
         mut on_done: impl FnMut(usize, JsonToolResult, bool),
@@ -434,7 +433,7 @@ impl<'a> Batch<'a> {
             match event {
                 DriverEvent::Update(slot, partial_result) => {
                     let call = calls[slot];
-                    if let Some(span) = spans.get(slot) {
+                    if let Some(span) = driver.span(slot) {
                         span.record_update(&partial_result, &self.config.policy);
                     }
                     sink.emit(AgentEvent::ToolExecutionUpdate {
@@ -445,10 +444,11 @@ impl<'a> Batch<'a> {
                     })
                     .await;
                 }
-                DriverEvent::Done(slot, (result, is_error)) => {
-                    if let Some(span) = spans.get_mut(slot) {
-                        *span = ToolCallSpan::none();
-                    }
+                DriverEvent::Done(slot, (result, error_type), span) => {
+                    // What the model reads; the span ends here, with the call.
+                    span.record_result(&result, error_type, &self.config.policy);
+                    drop(span);
+                    let is_error = error_type.is_some();
                     emit_end(sink, calls[slot], &result, is_error).await;
                     on_done(slot, result, is_error);
                     if started < total {
@@ -467,7 +467,6 @@ impl<'a> Batch<'a> {
         // One driver for the whole batch: its queues are reused call after call.
         let mut driver = Driver::new();
         let mut slot_calls: Vec<&ToolCall> = Vec::with_capacity(calls.len());
-        let mut slot_spans: Vec<ToolCallSpan> = Vec::with_capacity(calls.len());
         for (index, call) in calls.iter().enumerate() {
             let span = ToolCallSpan::new(&call.name, &call.id);
             emit_start(sink, call).await;
@@ -479,22 +478,16 @@ impl<'a> Batch<'a> {
                 }
                 Preparation::Prepared { tool, args } => {
                     let on_update = driver.on_update_for_next();
-                    let slot = driver.push(Box::pin(self.run_call(
-                        call,
-                        tool,
-                        args,
-                        on_update,
-                        false,
-                        span.clone(),
-                    )));
+                    let slot = driver.push(
+                        Box::pin(self.run_call(call, tool, args, on_update, false)),
+                        span,
+                    );
                     slot_calls.push(call);
-                    slot_spans.push(span);
                     let mut outcome = None;
                     self.drive(
                         &mut driver,
                         slot,
                         &slot_calls,
-                        &mut slot_spans,
                         1,
                         sink,
                         |_, result, is_error| {
@@ -564,7 +557,6 @@ impl<'a> Batch<'a> {
         finalized.resize_with(calls.len(), || None);
         let mut driver = Driver::new();
         let mut slot_calls: Vec<&ToolCall> = Vec::new();
-        let mut slot_spans: Vec<ToolCallSpan> = Vec::new();
         let mut slot_index: Vec<usize> = Vec::new();
         let mut stopped_after = None;
         for (index, call) in calls.iter().enumerate() {
@@ -582,16 +574,11 @@ impl<'a> Batch<'a> {
                 }
                 Preparation::Prepared { tool, args } => {
                     let on_update = driver.on_update_for_next();
-                    driver.push(Box::pin(self.run_call(
-                        call,
-                        tool,
-                        args,
-                        on_update,
-                        true,
-                        span.clone(),
-                    )));
+                    driver.push(
+                        Box::pin(self.run_call(call, tool, args, on_update, true)),
+                        span,
+                    );
                     slot_calls.push(call);
-                    slot_spans.push(span);
                     slot_index.push(index);
                 }
             }
@@ -626,7 +613,6 @@ impl<'a> Batch<'a> {
             &mut driver,
             0,
             &slot_calls,
-            &mut slot_spans,
             limit,
             sink,
             |slot, result, is_error| {

@@ -19,6 +19,7 @@ use std::task::{Context, Poll, Wake, Waker};
 
 use futures::task::AtomicWaker;
 
+use super::telemetry::ToolCallSpan;
 use crate::details::JsonDetails;
 use crate::result::JsonToolResult;
 use crate::update::OnUpdate;
@@ -71,14 +72,17 @@ struct Slot<'a, T> {
     future: Option<SlotFuture<'a, T>>,
     flag: Arc<SlotWaker>,
     waker: Waker,
+    /// Entered around every poll of the call (no `Instrumented` wrapper, so no copy of
+    /// the future), and handed out with the call's end.
+    span: ToolCallSpan,
 }
 
 /// What happened next in the batch.
 pub(crate) enum DriverEvent<T> {
     /// Call `slot` reported progress.
     Update(usize, JsonToolResult),
-    /// Call `slot` finished.
-    Done(usize, T),
+    /// Call `slot` finished; its span is handed over, to be recorded into and ended.
+    Done(usize, T, ToolCallSpan),
 }
 
 pub(crate) struct Driver<'a, T> {
@@ -109,8 +113,8 @@ impl<'a, T> Driver<'a, T> {
         })
     }
 
-    /// Adds a call (not started yet); returns its slot.
-    pub(crate) fn push(&mut self, future: SlotFuture<'a, T>) -> usize {
+    /// Adds a call (not started yet) and its span; returns its slot.
+    pub(crate) fn push(&mut self, future: SlotFuture<'a, T>, span: ToolCallSpan) -> usize {
         let index = self.slots.len();
         let flag = Arc::new(SlotWaker {
             index,
@@ -122,9 +126,15 @@ impl<'a, T> Driver<'a, T> {
             future: Some(future),
             flag,
             waker,
+            span,
         });
         self.live += 1;
         index
+    }
+
+    /// The span of the call in `slot` (an empty one once its end was handed out).
+    pub(crate) fn span(&self, slot: usize) -> Option<&ToolCallSpan> {
+        self.slots.get(slot).map(|s| &s.span)
     }
 
     /// Number of slots.
@@ -146,7 +156,14 @@ impl<'a, T> Driver<'a, T> {
                 return Some(DriverEvent::Update(slot, update));
             }
             if let Some((slot, output)) = self.finished.take() {
-                return Some(DriverEvent::Done(slot, output));
+                // The call's updates are out: its span goes with its end.
+                let span = self
+                    .slots
+                    .get_mut(slot)
+                    .map_or_else(ToolCallSpan::none, |s| {
+                        std::mem::replace(&mut s.span, ToolCallSpan::none())
+                    });
+                return Some(DriverEvent::Done(slot, output, span));
             }
             if self.live == 0 {
                 return None;
@@ -181,7 +198,10 @@ impl<'a, T> Driver<'a, T> {
                 continue;
             };
             let mut cx = Context::from_waker(&slot.waker);
-            if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            let entered = slot.span.span().enter();
+            let poll = future.as_mut().poll(&mut cx);
+            drop(entered);
+            if let Poll::Ready(output) = poll {
                 slot.future = None;
                 self.live -= 1;
                 self.finished = Some((index, output));

@@ -170,6 +170,7 @@ pub struct ToolCallSpan {
 
 impl ToolCallSpan {
     /// The span of the call `call_id` of `tool_name`, a child of the current span.
+    #[inline]
     pub fn new(tool_name: &str, call_id: &str) -> Self {
         let span = tracing::info_span!(
             "execute_tool",
@@ -197,20 +198,32 @@ impl ToolCallSpan {
     }
 
     /// Records the model's arguments, if `policy` traces content.
+    #[inline]
     pub fn record_arguments(&self, arguments: &Value, policy: &RunPolicy) {
         if policy.trace_content && !self.span.is_disabled() {
-            let text = redacted_json(arguments, policy.redactor.as_deref());
-            self.span
-                .record("gen_ai.tool.call.arguments", text.as_str());
+            self.record_json("gen_ai.tool.call.arguments", arguments, policy);
         }
+    }
+
+    /// Records `value`, redacted, as the JSON text of `field`. Out of line: only a traced
+    /// run gets here.
+    #[inline(never)]
+    fn record_json(&self, field: &'static str, value: &Value, policy: &RunPolicy) {
+        let text = redacted_json(value, policy.redactor.as_deref());
+        self.span.record(field, text.as_str());
     }
 
     /// A progress update (`on_update`): a DEBUG event inside the span, with the update's
     /// text if `policy` traces content.
+    #[inline]
     pub fn record_update(&self, update: &JsonToolResult, policy: &RunPolicy) {
-        if self.span.is_disabled() {
-            return;
+        if !self.span.is_disabled() {
+            self.record_update_traced(update, policy);
         }
+    }
+
+    #[inline(never)]
+    fn record_update_traced(&self, update: &JsonToolResult, policy: &RunPolicy) {
         if policy.trace_content {
             let text = redacted_json(&update.to_json(), policy.redactor.as_deref());
             tracing::debug!(
@@ -226,21 +239,30 @@ impl ToolCallSpan {
     /// Records how the call ended: `error_type` is `None` for a success, else the value
     /// of `error.type`. The result (what the model reads) is recorded if `policy` traces
     /// content.
+    #[inline]
     pub fn record_result(
         &self,
         result: &JsonToolResult,
         error_type: Option<&str>,
         policy: &RunPolicy,
     ) {
-        if self.span.is_disabled() {
-            return;
+        if !self.span.is_disabled() {
+            self.record_result_traced(result, error_type, policy);
         }
+    }
+
+    #[inline(never)]
+    fn record_result_traced(
+        &self,
+        result: &JsonToolResult,
+        error_type: Option<&str>,
+        policy: &RunPolicy,
+    ) {
         if let Some(error_type) = error_type {
             self.mark_failed(error_type);
         }
         if policy.trace_content {
-            let text = redacted_json(&result.to_json(), policy.redactor.as_deref());
-            self.span.record("gen_ai.tool.call.result", text.as_str());
+            self.record_json("gen_ai.tool.call.result", &result.to_json(), policy);
         }
     }
 
