@@ -39,6 +39,7 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWrite
 use tokio::sync::Mutex;
 
 use crate::server::{PackServer, ServeError};
+use crate::window::{Kind, Window, classify};
 
 /// The default limit on one incoming message (one line, without its newline): 16 MiB,
 /// rmcp's own cap for stdio and for server-sent events, so a message acceptable over one
@@ -63,6 +64,7 @@ pub(crate) async fn serve_framed<R, W>(
     read: R,
     write: W,
     max_message_bytes: usize,
+    max_pending_requests: usize,
 ) -> Result<(), ServeError>
 where
     R: AsyncRead + Unpin + Send + 'static,
@@ -75,8 +77,20 @@ where
     // This layer already bounds every line it passes on.
     let transport = AsyncRwTransport::<RoleServer, _, _>::new_server(rmcp_read, rmcp_write)
         .with_max_line_length(usize::MAX);
-    let copy = tokio::spawn(copy_lines(BufReader::new(from_rmcp), out.clone()));
-    let feed = tokio::spawn(feed(BufReader::new(read), to_rmcp, out, max_message_bytes));
+    // Back-pressure: a client that stops reading stops being read (window.rs).
+    let window = Window::new(max_pending_requests);
+    let copy = tokio::spawn(copy_lines(
+        BufReader::new(from_rmcp),
+        out.clone(),
+        window.clone(),
+    ));
+    let feed = tokio::spawn(feed(
+        BufReader::new(read),
+        to_rmcp,
+        out,
+        max_message_bytes,
+        window,
+    ));
     let served = match server.serve(transport).await {
         Ok(running) => running
             .waiting()
@@ -95,8 +109,8 @@ where
 }
 
 /// Copies rmcp's output to the client a whole line at a time, so the answers this layer
-/// writes never land inside one of rmcp's.
-async fn copy_lines<R, W>(mut from_rmcp: R, out: SharedWriter<W>)
+/// writes never land inside one of rmcp's; a written answer frees its request's slot.
+async fn copy_lines<R, W>(mut from_rmcp: R, out: SharedWriter<W>, window: Window)
 where
     R: AsyncBufRead + Unpin,
     W: AsyncWrite + Unpin,
@@ -109,6 +123,9 @@ where
             Ok(_) => {
                 if write_line(&out, &line).await.is_err() {
                     return;
+                }
+                if let Kind::Response(id) = classify(&line) {
+                    window.leave(&id);
                 }
             }
         }
@@ -124,10 +141,16 @@ async fn write_line<W: AsyncWrite + Unpin>(
     out.flush().await
 }
 
-/// Reads the client's lines, answers the broken ones and passes the rest to rmcp; at the
-/// end of the input, closes rmcp's input so the service ends as it would on stdin's EOF.
-async fn feed<R, T, W>(mut read: R, mut to_rmcp: T, out: SharedWriter<W>, limit: usize)
-where
+/// Reads the client's lines, answers the broken ones and passes the rest to rmcp, each
+/// request once the window has room for it; at the end of the input, closes rmcp's input
+/// so the service ends as it would on stdin's EOF.
+async fn feed<R, T, W>(
+    mut read: R,
+    mut to_rmcp: T,
+    out: SharedWriter<W>,
+    limit: usize,
+    window: Window,
+) where
     R: AsyncBufRead + Unpin,
     T: AsyncWrite + Unpin,
     W: AsyncWrite + Unpin,
@@ -145,10 +168,19 @@ where
             Verdict::Skip => Ok(()),
             Verdict::Forward => {
                 let line = reader.line();
-                match to_rmcp.write_all(line).await {
+                let what = classify(line);
+                if let Kind::Request(id) = &what {
+                    window.enter(id.clone()).await;
+                }
+                let written = match to_rmcp.write_all(line).await {
                     Ok(()) => to_rmcp.write_all(b"\n").await,
                     Err(error) => Err(error),
+                };
+                // rmcp sends no answer for a cancelled request.
+                if let Kind::Cancelled(id) = &what {
+                    window.leave(id);
                 }
+                written
             }
             Verdict::Answer(response) => {
                 let mut bytes = response.to_string().into_bytes();

@@ -52,11 +52,13 @@ mod http_framing;
 mod progress;
 mod schema;
 mod server;
+mod window;
 
 pub use call::{CallEnd, CallOutcome, run_call};
 pub use convert::{DETAILS_META_KEY, PARTIAL_RESULT_META_KEY, TOOL_META_PREFIX};
 pub use framing::DEFAULT_MAX_MESSAGE_BYTES;
 pub use server::{PackServer, ServeError};
+pub use window::DEFAULT_MAX_PENDING_REQUESTS;
 
 /// The MCP SDK this crate serves with, for callers that want another transport
 /// (`rmcp::ServiceExt::serve` works on any [`PackServer`]).

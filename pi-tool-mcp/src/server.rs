@@ -25,6 +25,7 @@ use crate::disconnect::{GuardedBody, client_gone, tag};
 use crate::framing::{DEFAULT_MAX_MESSAGE_BYTES, serve_framed};
 use crate::http_framing::{Checked, ResponseBody, answer_response, check_request};
 use crate::progress::ProgressForwarder;
+use crate::window::DEFAULT_MAX_PENDING_REQUESTS;
 
 type CallEndHook = Arc<dyn Fn(&CallEnd) + Send + Sync>;
 
@@ -42,6 +43,7 @@ pub struct PackServer {
     on_call_end: Option<CallEndHook>,
     policy: Arc<McpPolicy>,
     max_message_bytes: usize,
+    max_pending_requests: usize,
     stateless_http: bool,
 }
 
@@ -93,6 +95,7 @@ impl PackServer {
                 permits: None,
             }),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            max_pending_requests: DEFAULT_MAX_PENDING_REQUESTS,
             stateless_http: false,
         }
     }
@@ -141,6 +144,18 @@ impl PackServer {
     #[must_use]
     pub fn with_max_message_bytes(mut self, bytes: usize) -> Self {
         self.max_message_bytes = bytes;
+        self
+    }
+
+    /// How many requests of a [`serve_stdio`](Self::serve_stdio) /
+    /// [`serve_io`](Self::serve_io) client may wait for their answers at once
+    /// ([`DEFAULT_MAX_PENDING_REQUESTS`], 256, unless set; at least 1). While that many
+    /// are pending, the client's further lines are not read: a client that stops reading
+    /// its answers gets back-pressure (its writes stall) instead of a server that
+    /// buffers every answer.
+    #[must_use]
+    pub fn with_max_pending_requests(mut self, requests: usize) -> Self {
+        self.max_pending_requests = requests;
         self
     }
 
@@ -202,7 +217,8 @@ impl PackServer {
         W: tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
         let limit = self.max_message_bytes;
-        serve_framed(self, read, write, limit).await
+        let pending = self.max_pending_requests;
+        serve_framed(self, read, write, limit, pending).await
     }
 
     /// Serves MCP's streamable HTTP transport on `listener` until the listener fails.
