@@ -198,12 +198,17 @@ async fn a_line_over_the_limit_gets_an_answer_and_the_server_reads_on() {
         -32700,
         "over the limit of 16777216 bytes",
     );
-    // Just under the limit is a message like any other.
+    // Just under the limit is a message like any other: it reaches the call path, whose
+    // argument limits (4 MiB by default) refuse it with a result naming the limit.
     let fits = format!(r#"{{"blob":"{}"}}"#, "x".repeat(15 * 1024 * 1024));
     wire.send_raw(&call(2, &fits)).await;
     let answer = wire.receive().await;
     assert_eq!(answer["id"], json!(2), "{answer}");
-    assert_eq!(answer["result"]["content"][0]["text"], json!("1 arguments"));
+    assert_eq!(answer["result"]["isError"], json!(true), "{answer}");
+    let text = answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or("");
+    assert!(text.contains("the limit is 4194304 (max_bytes)"), "{text}");
 
     let mut wire = start_with(|server| server.with_max_message_bytes(1000)).await;
     let answer = wire

@@ -261,7 +261,7 @@ async fn arguments_of_the_wrong_shape_and_missing_arguments_are_handled() {
         .request(1, "tools/call", json!({"name": "steps"}))
         .await;
     assert_eq!(response["result"]["isError"], json!(false), "{response}");
-    // Deeply nested arguments are data, not a crash.
+    // Deeply nested arguments are data, not a crash: the argument limits refuse them.
     let mut nested = json!("leaf");
     for _ in 0..100 {
         nested = json!({ "n": nested });
@@ -273,7 +273,11 @@ async fn arguments_of_the_wrong_shape_and_missing_arguments_are_handled() {
             json!({"name": "steps", "arguments": {"deep": nested}}),
         )
         .await;
-    assert_eq!(response["result"]["isError"], json!(false), "{response}");
+    assert_eq!(response["result"]["isError"], json!(true), "{response}");
+    assert_eq!(
+        response["result"]["content"][0]["text"],
+        json!("Tool steps: arguments nest 101 levels deep; the limit is 64 (max_depth)")
+    );
     let (_, listed) = wire.request(3, "tools/list", json!({})).await;
     let names: Vec<_> = listed["result"]["tools"]
         .as_array()
