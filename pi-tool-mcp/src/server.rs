@@ -227,6 +227,12 @@ impl PackServer {
     /// apply: only requests whose `Host` is `localhost`, `127.0.0.1` or `::1` are
     /// accepted (DNS-rebinding protection), so bind to a loopback address.
     ///
+    /// A client that closes a call's response (the POST's event stream) before the
+    /// result aborts that call, as `notifications/cancelled` does: no event store is
+    /// kept, so the stream cannot be resumed and the result could not be delivered.
+    /// [`with_stateless_http`](Self::with_stateless_http) serves without sessions, for
+    /// replicas behind a load balancer.
+    ///
     /// Malformed messages get the answers [`serve_io`](Self::serve_io) gives, as JSON
     /// (HTTP 200 when the answer carries the request's id, 400 when it is `null`); a
     /// body over [`with_max_message_bytes`](Self::with_max_message_bytes) is not kept.

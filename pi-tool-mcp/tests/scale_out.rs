@@ -175,6 +175,16 @@ async fn every_call_through_the_balancer_is_answered_with_its_progress() {
     // needs to stick to the replica that answered it.
     let session = Session::open(&http, &url).await;
     assert_eq!(session.id, None);
+    // No standalone event stream and no session to end.
+    for method in [reqwest::Method::GET, reqwest::Method::DELETE] {
+        let response = http
+            .request(method.clone(), &url)
+            .header("accept", "text/event-stream")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status().as_u16(), 405, "{method}");
+    }
     let calls: u64 = 200;
     let started = Instant::now();
     let mut running = tokio::task::JoinSet::new();
