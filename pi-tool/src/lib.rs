@@ -188,6 +188,10 @@ pub use update::OnUpdate;
 #[doc(hidden)]
 pub mod __private;
 
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub mod __fuzz;
+
 pub use pi_tool_macros::{params, pi_tool, pi_tools};
 
 /// Re-exported so that tool crates need no direct dependency on them.

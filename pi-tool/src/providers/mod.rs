@@ -84,7 +84,7 @@ mod openai_completions;
 #[cfg(feature = "openai-responses")]
 mod openai_responses;
 #[cfg(any(feature = "openai-completions", feature = "openai-responses"))]
-mod openai_sse;
+pub(crate) mod openai_sse;
 pub(crate) mod options;
 pub(crate) mod partial_json;
 mod retry;
