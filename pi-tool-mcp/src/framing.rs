@@ -195,7 +195,7 @@ async fn feed<R, T, W>(
     let _ = to_rmcp.shutdown().await;
 }
 
-enum Line {
+pub(crate) enum Line {
     /// A whole line (without `\n` or `\r\n`) is in the reader's buffer.
     Complete,
     /// The line was longer than the limit; the buffer holds its first bytes.
@@ -206,24 +206,27 @@ enum Line {
 }
 
 /// Reads `\n`-terminated lines without ever buffering more than the limit.
-struct LineReader {
+pub(crate) struct LineReader {
     limit: usize,
     buffer: Vec<u8>,
 }
 
 impl LineReader {
-    fn new(limit: usize) -> Self {
+    pub(crate) fn new(limit: usize) -> Self {
         LineReader {
             limit,
             buffer: Vec::new(),
         }
     }
 
-    fn line(&self) -> &[u8] {
+    pub(crate) fn line(&self) -> &[u8] {
         &self.buffer
     }
 
-    async fn next<R: AsyncBufRead + Unpin>(&mut self, read: &mut R) -> std::io::Result<Line> {
+    pub(crate) async fn next<R: AsyncBufRead + Unpin>(
+        &mut self,
+        read: &mut R,
+    ) -> std::io::Result<Line> {
         self.buffer.clear();
         // The bytes of this line seen so far, kept or not.
         let mut length = 0usize;

@@ -54,6 +54,10 @@ mod schema;
 mod server;
 mod window;
 
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub mod __fuzz;
+
 pub use call::{CallEnd, CallOutcome, run_call};
 pub use convert::{DETAILS_META_KEY, PARTIAL_RESULT_META_KEY, TOOL_META_PREFIX};
 pub use framing::DEFAULT_MAX_MESSAGE_BYTES;
