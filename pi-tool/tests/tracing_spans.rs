@@ -280,3 +280,100 @@ async fn a_call_cut_off_by_the_token_limit_is_a_truncated_span() {
     assert_eq!(span.field("error.type"), Some("truncated"));
     assert_eq!(recorder.ancestry(&span), ["turn", "invoke_agent"]);
 }
+
+#[tokio::test]
+async fn a_failed_model_request_sets_error_type_on_its_chat_span() {
+    let recorder = Recorder::default();
+    let _guard = recorder.install();
+    let agent = agent(
+        vec![
+            FauxTurn::text("")
+                .with_stop_reason(pi_tool::agent::StopReason::Error)
+                .with_error_message("the provider is down"),
+        ],
+        RunPolicy::default(),
+    );
+    agent.prompt("go").await.unwrap();
+    let chat = only(&recorder, "chat");
+    assert_eq!(chat.field("error.type"), Some("error"));
+    assert_eq!(chat.field("otel.status_code"), Some("ERROR"));
+    assert_eq!(chat.field("gen_ai.response.finish_reasons"), Some("error"));
+    assert_eq!(recorder.named("turn").len(), 1);
+    assert!(recorder.named("execute_tool").is_empty());
+}
+
+/// A real provider over a real local HTTP server: the `chat` span carries the provider,
+/// the model, the response id and model, the usage and the finish reason, and the API
+/// key is nowhere in the trace.
+#[cfg(feature = "openai-completions")]
+#[tokio::test]
+async fn a_provider_request_records_usage_in_its_chat_span() {
+    use pi_tool::agent::{Model, StreamOptions};
+    use pi_tool::providers::Providers;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    const KEY: &str = "sk-tracing-test-0123456789";
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.unwrap();
+        // The request: read until its JSON body is complete (one small request).
+        let mut request = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !request.ends_with(b"}") {
+            let n = socket.read(&mut buf).await.unwrap();
+            assert!(n > 0, "the client closed early");
+            request.extend_from_slice(&buf[..n]);
+        }
+        let events = [
+            json!({"id": "chatcmpl-7", "model": "gpt-4o-mini-2024-07-18", "choices": [{"index": 0, "delta": {"role": "assistant", "content": "Hi"}, "finish_reason": null}]}),
+            json!({"id": "chatcmpl-7", "model": "gpt-4o-mini-2024-07-18", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+            json!({"id": "chatcmpl-7", "choices": [], "usage": {"prompt_tokens": 12, "completion_tokens": 3, "prompt_tokens_details": {"cached_tokens": 4}}}),
+        ];
+        let mut body: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
+        body.push_str("data: [DONE]\n\n");
+        let response = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        socket.write_all(response.as_bytes()).await.unwrap();
+        socket.shutdown().await.unwrap();
+    });
+
+    let mut model = Model::new("gpt-4o-mini", "openai-completions", "openai");
+    model.base_url = base_url;
+    let recorder = Recorder::default();
+    let _guard = recorder.install();
+    let agent = Agent::new(
+        AgentOptions::new(Arc::new(Providers::new()))
+            .model(model)
+            .stream_options(StreamOptions {
+                api_key: Some(KEY.into()),
+                ..StreamOptions::default()
+            }),
+    );
+    agent.prompt("Hello").await.unwrap();
+
+    let chat = only(&recorder, "chat");
+    assert_eq!(recorder.ancestry(&chat), ["turn", "invoke_agent"]);
+    assert_eq!(chat.field("otel.name"), Some("chat gpt-4o-mini"));
+    assert_eq!(chat.field("gen_ai.provider.name"), Some("openai"));
+    assert_eq!(chat.field("gen_ai.request.model"), Some("gpt-4o-mini"));
+    assert_eq!(chat.field("gen_ai.response.id"), Some("chatcmpl-7"));
+    assert_eq!(
+        chat.field("gen_ai.response.model"),
+        Some("gpt-4o-mini-2024-07-18")
+    );
+    assert_eq!(chat.field("gen_ai.response.finish_reasons"), Some("stop"));
+    // All 12 prompt tokens, as OpenTelemetry counts them (pi-ai's `input` is the 8 that
+    // were not cached); the 4 cached ones are their own field too.
+    assert_eq!(chat.field("gen_ai.usage.input_tokens"), Some("12"));
+    assert_eq!(
+        chat.field("gen_ai.usage.cache_read.input_tokens"),
+        Some("4")
+    );
+    assert_eq!(chat.field("gen_ai.usage.output_tokens"), Some("3"));
+    assert_eq!(chat.field("error.type"), None);
+    let everything = format!("{:?}{:?}", recorder.spans(), recorder.events());
+    assert!(!everything.contains(KEY));
+}

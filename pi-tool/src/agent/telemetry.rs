@@ -27,7 +27,9 @@
 //! * `chat`: `gen_ai.operation.name = "chat"`, `gen_ai.provider.name` (the model's
 //!   provider as pi-ai names it: `anthropic`, `openai`, ...), `gen_ai.request.model`; when
 //!   the answer is complete `gen_ai.response.id`, `gen_ai.response.model`,
-//!   `gen_ai.usage.input_tokens`, `gen_ai.usage.output_tokens`, the cache token counts,
+//!   `gen_ai.usage.input_tokens` (all input tokens, cached ones included, as OpenTelemetry
+//!   counts them; pi-ai's `usage.input` leaves those out), `gen_ai.usage.output_tokens`,
+//!   `gen_ai.usage.cache_read.input_tokens`, `gen_ai.usage.cache_creation.input_tokens`,
 //!   and `gen_ai.response.finish_reasons` (Pi's stop reason: `stop`, `length`, `toolUse`,
 //!   `error`, `aborted`; one value, as a string, since a `tracing` field holds no array).
 //!   A failed or aborted request sets `error.type` to that stop reason.
@@ -132,7 +134,13 @@ pub fn record_chat_response(span: &Span, message: &AssistantMessage) {
         span.record("gen_ai.response.model", model);
     }
     let usage = &message.usage;
-    span.record("gen_ai.usage.input_tokens", usage.input);
+    // OpenTelemetry counts every input token, cached ones included; pi-ai's `input`
+    // leaves out what was read from or written to the cache.
+    let input = usage
+        .input
+        .saturating_add(usage.cache_read)
+        .saturating_add(usage.cache_write);
+    span.record("gen_ai.usage.input_tokens", input);
     span.record("gen_ai.usage.output_tokens", usage.output);
     span.record("gen_ai.usage.cache_read.input_tokens", usage.cache_read);
     span.record(
