@@ -16,8 +16,8 @@ use pi_tool::session::{
     ToolSource,
 };
 use pi_tool::{
-    AbortSignal, ExtensionContext, ExtensionUi, JsonDetails, JsonToolResult, Mode, OnUpdate,
-    ToolDefinition, ToolError, ToolSpec,
+    AgentTool, ExtensionContext, ExtensionUi, JsonToolResult, Mode, ToolError, ToolInvocation,
+    ToolSpec,
 };
 use serde_json::{Map, Value, json};
 
@@ -144,7 +144,7 @@ impl SessionTool {
                 )));
             };
             let tool = SessionTool::new(def, &self.host, self.owner.clone());
-            let outcome = api.register_tool(Arc::new(tool) as Arc<dyn ToolDefinition>);
+            let outcome = api.register_tool(Arc::new(tool) as Arc<dyn AgentTool>);
             return Some(outcome.map_err(|e| ToolError::new(e.to_string())));
         }
         if truthy(step.get("recordContext")) {
@@ -159,7 +159,7 @@ impl SessionTool {
 }
 
 #[async_trait]
-impl ToolDefinition for SessionTool {
+impl AgentTool for SessionTool {
     fn spec(&self) -> &ToolSpec {
         pi_tool::AgentTool::spec(&self.tool)
     }
@@ -171,14 +171,12 @@ impl ToolDefinition for SessionTool {
         pi_tool::AgentTool::prepare_arguments(&self.tool, arguments)
     }
 
-    async fn execute(
-        &self,
-        tool_call_id: &str,
-        params: &Value,
-        signal: AbortSignal,
-        on_update: OnUpdate<Option<JsonDetails>>,
-        ctx: ExtensionContext,
-    ) -> Result<JsonToolResult, ToolError> {
+    async fn execute(&self, call: ToolInvocation<'_>) -> Result<JsonToolResult, ToolError> {
+        let tool_call_id = call.id;
+        let params = call.params;
+        let signal = call.signal;
+        let on_update = call.on_update;
+        let ctx = call.context.unwrap_or_else(ExtensionContext::detached);
         let id = tool_call_id.to_owned();
         let extra = move |step: &Value| self.extra_step(step, &id, &ctx);
         self.tool
@@ -339,7 +337,7 @@ fn extension(def: &Value, host: &Arc<Host>) -> impl pi_tool::session::Extension 
             .flatten()
         {
             let tool = SessionTool::new(tool, &host, Owner::Extension(api.clone()));
-            api.register_tool(Arc::new(tool) as Arc<dyn ToolDefinition>)?;
+            api.register_tool(Arc::new(tool) as Arc<dyn AgentTool>)?;
         }
         let handlers = def.get("handlers").and_then(Value::as_array);
         for (index, h) in handlers.into_iter().flatten().enumerate() {
@@ -401,7 +399,7 @@ pub async fn run_session_layer(s: &Value) -> Value {
         .flatten()
     {
         let tool = SessionTool::new(tool, &host, Owner::Custom(slot.clone()));
-        builder = builder.custom_tool(Arc::new(tool) as Arc<dyn ToolDefinition>);
+        builder = builder.custom_tool(Arc::new(tool) as Arc<dyn AgentTool>);
     }
     match strings(cfg.get("tools")) {
         Some(tools) => builder = builder.tools(tools),

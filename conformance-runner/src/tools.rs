@@ -17,6 +17,7 @@ use tokio::task::JoinHandle;
 
 use crate::data::{apply_ops, deep_equal, first_rule, render, render_text, rule_content, truthy};
 use crate::record::Recorder;
+use pi_tool::ToolInvocation;
 
 /// How a run aborts: the agent's handle, or the loop driver's controller.
 #[derive(Clone)]
@@ -188,13 +189,11 @@ impl AgentTool for DataTool {
         }
     }
 
-    async fn execute(
-        &self,
-        tool_call_id: &str,
-        params: &Value,
-        signal: AbortSignal,
-        on_update: OnUpdate<Option<JsonDetails>>,
-    ) -> Result<JsonToolResult, ToolError> {
+    async fn execute(&self, call: ToolInvocation<'_>) -> Result<JsonToolResult, ToolError> {
+        let tool_call_id = call.id;
+        let params = call.params;
+        let signal = call.signal;
+        let on_update = call.on_update;
         self.run_steps(tool_call_id, params, signal, on_update, &|_| None)
             .await
     }

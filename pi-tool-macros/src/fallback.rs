@@ -4,7 +4,7 @@
 //! Re-emitting the item keeps the rest of the crate compiling against the function, so one
 //! mistake gives one error instead of a cascade of "cannot find function". The stand-in
 //! does the same for code that names the tool: a struct of the same name and visibility
-//! that is a tool (`ToolMetadata` + `TypedTool`, no params, no details), so that
+//! that is a tool (a `Tool` with no params and no details), so that
 //! `GetWeather.into_agent_tool()`, `GetWeather::NAME` or a pack listing `GetWeather` compile
 //! and the only error left is the one on the attribute, as thiserror's fallback impls do.
 //! A `#[pi_tools]` block also gets its accessors (`{method}_tool()`, `tools()`).
@@ -25,21 +25,16 @@ pub fn stub(vis: &Visibility, ident: &Ident, krate: &Path) -> TokenStream {
         #[derive(Debug, Clone, Copy, Default)]
         #vis struct #ident;
 
-        impl #p::ToolMetadata for #ident {
+        impl #p::Tool for #ident {
             type Params = #p::NoParams;
             type Details = #p::NoDetails;
             const NAME: &'static str = #name;
             const LABEL: &'static str = #name;
             const DESCRIPTION: &'static str = #name;
-        }
 
-        impl #p::TypedTool for #ident {
             fn execute(
                 &self,
-                _: &str,
-                _: #p::NoParams,
-                _: #p::AbortSignal,
-                _: #p::OnUpdate<#p::NoDetails>,
+                _: #p::ToolInvocation<'_, #p::NoParams, #p::NoDetails>,
             ) -> impl #p::Future<
                 Output = #p::Result<#p::AgentToolResult<#p::NoDetails>, #p::ToolError>,
             > + #p::Send {
@@ -49,8 +44,7 @@ pub fn stub(vis: &Visibility, ident: &Ident, krate: &Path) -> TokenStream {
     }
 }
 
-/// Stand-ins for a `#[pi_tools]` block's accessors (`{method}_tool()`, `tools()`,
-/// `tool_definitions()`), returning the stand-in structs and no tools.
+/// Stand-ins for a `#[pi_tools]` block's accessors (`{method}_tool()`, `tools()`), returning the stand-in structs and no tools.
 pub fn accessors(
     self_ty: &Type,
     methods: &[(Ident, Visibility, Ident)],
@@ -77,12 +71,6 @@ pub fn accessors(
                 #p::Vec::new()
             }
 
-            #[doc(hidden)]
-            pub fn tool_definitions(
-                self: &#p::Arc<Self>,
-            ) -> #p::Vec<#p::Arc<dyn #p::ToolDefinition>> {
-                #p::Vec::new()
-            }
         }
     }
 }

@@ -244,7 +244,6 @@ fn impl_block(args: TokenStream2, input: TokenStream2) -> TokenStream2 {
             vis: &f.vis,
             struct_ident: f.struct_ident.clone(),
             name: &f.spec.name,
-            needs_context: f.tool.needs_context(),
         });
     }
     let accessors = expand::accessors(self_ty, &accessors, &krate);

@@ -60,11 +60,8 @@ pub async fn run_call(
     // The agent loop's call path: the same containment, the same texts.
     pi_tool::call_contained(
         &**tool,
-        tool_call_id,
-        &arguments,
+        ToolInvocation::new(tool_call_id, &arguments, signal, on_update),
         &ArgumentLimits::default(),
-        signal,
-        on_update,
         tool.spec().timeout,
     )
     .await
@@ -160,11 +157,8 @@ pub(crate) async fn run_call_timed(
     let started = Instant::now();
     let result = pi_tool::call_contained(
         &**tool,
-        tool_call_id,
-        &arguments,
+        ToolInvocation::new(tool_call_id, &arguments, signal, on_update),
         limits,
-        signal,
-        on_update,
         timeout,
     )
     .await;
@@ -196,13 +190,11 @@ mod tests {
             &self.spec
         }
 
-        async fn execute(
-            &self,
-            _id: &str,
-            params: &Value,
-            signal: AbortSignal,
-            _on_update: OnUpdate<Option<JsonDetails>>,
-        ) -> Result<JsonToolResult, ToolError> {
+        async fn execute(&self, call: ToolInvocation<'_>) -> Result<JsonToolResult, ToolError> {
+            let _id = call.id;
+            let params = call.params;
+            let signal = call.signal;
+            let _on_update = call.on_update;
             if params.get("wait").is_some() {
                 signal.sleep(Duration::from_secs(60)).await?;
             }

@@ -80,7 +80,7 @@ impl PackServer {
     where
         F: Fn() -> ExtensionContext + Clone + Send + Sync + 'static,
     {
-        let tools: Arc<[Arc<dyn AgentTool>]> = pack.agent_tools(ctx_factory).into();
+        let tools: Arc<[Arc<dyn AgentTool>]> = pack.tools_with_context(ctx_factory).into();
         let (listed, reports): (Vec<Tool>, Vec<Vec<String>>) =
             tools.iter().map(|tool| mcp_tool(tool.spec())).unzip();
         PackServer {

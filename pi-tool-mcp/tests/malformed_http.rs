@@ -5,9 +5,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use pi_tool::ToolInvocation;
 use pi_tool::{
-    AbortSignal, AgentTool, JsonDetails, JsonToolResult, OnUpdate, ToolError, ToolOwner, ToolPack,
-    ToolSchema, ToolSpec, Value, async_trait, json,
+    AgentTool, JsonToolResult, ToolError, ToolOwner, ToolPack, ToolSchema, ToolSpec, Value,
+    async_trait, json,
 };
 use pi_tool_mcp::PackServer;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -21,13 +22,11 @@ impl AgentTool for Ok {
         &self.0
     }
 
-    async fn execute(
-        &self,
-        _id: &str,
-        _params: &Value,
-        _signal: AbortSignal,
-        _on_update: OnUpdate<Option<JsonDetails>>,
-    ) -> Result<JsonToolResult, ToolError> {
+    async fn execute(&self, call: ToolInvocation<'_>) -> Result<JsonToolResult, ToolError> {
+        let _id = call.id;
+        let _params = call.params;
+        let _signal = call.signal;
+        let _on_update = call.on_update;
         Result::Ok(JsonToolResult::text("ok", None))
     }
 }

@@ -5,11 +5,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use pi_tool::ToolInvocation;
 use pi_tool::agent::RunPolicy;
 use pi_tool::safety::{Redactor, ResultBudget};
 use pi_tool::{
-    AbortSignal, AgentTool, JsonDetails, JsonToolResult, OnUpdate, ToolError, ToolOwner, ToolPack,
-    ToolSchema, ToolSpec, Value, async_trait, json,
+    AgentTool, JsonToolResult, ToolError, ToolOwner, ToolPack, ToolSchema, ToolSpec, Value,
+    async_trait, json,
 };
 use pi_tool_mcp::PackServer;
 use pi_tool_mcp::rmcp::ServiceExt;
@@ -23,13 +24,11 @@ impl AgentTool for Explode {
         &self.0
     }
 
-    async fn execute(
-        &self,
-        _id: &str,
-        _params: &Value,
-        _signal: AbortSignal,
-        _on_update: OnUpdate<Option<JsonDetails>>,
-    ) -> Result<JsonToolResult, ToolError> {
+    async fn execute(&self, call: ToolInvocation<'_>) -> Result<JsonToolResult, ToolError> {
+        let _id = call.id;
+        let _params = call.params;
+        let _signal = call.signal;
+        let _on_update = call.on_update;
         panic!("the tool exploded")
     }
 }
@@ -42,13 +41,11 @@ impl AgentTool for Steps {
         &self.0
     }
 
-    async fn execute(
-        &self,
-        id: &str,
-        _params: &Value,
-        _signal: AbortSignal,
-        on_update: OnUpdate<Option<JsonDetails>>,
-    ) -> Result<JsonToolResult, ToolError> {
+    async fn execute(&self, call: ToolInvocation<'_>) -> Result<JsonToolResult, ToolError> {
+        let id = call.id;
+        let _params = call.params;
+        let _signal = call.signal;
+        let on_update = call.on_update;
         for step in 1..=3 {
             on_update.call(JsonToolResult::text(
                 format!("step {step}"),
@@ -114,13 +111,11 @@ impl AgentTool for PolicyTool {
         &self.0
     }
 
-    async fn execute(
-        &self,
-        _id: &str,
-        _params: &Value,
-        signal: AbortSignal,
-        _on_update: OnUpdate<Option<JsonDetails>>,
-    ) -> Result<JsonToolResult, ToolError> {
+    async fn execute(&self, call: ToolInvocation<'_>) -> Result<JsonToolResult, ToolError> {
+        let _id = call.id;
+        let _params = call.params;
+        let signal = call.signal;
+        let _on_update = call.on_update;
         match self.0.name.as_str() {
             "slow" => {
                 signal.sleep(Duration::from_secs(60)).await?;

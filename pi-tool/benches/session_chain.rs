@@ -6,37 +6,36 @@
 use std::sync::Arc;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use pi_tool::AgentTool;
+use pi_tool::ToolInvocation;
 use pi_tool::agent::{AssistantContent, FauxModel, FauxTurn};
 use pi_tool::session::{
     AgentSession, ExtensionApi, FnExtension, SessionError, ToolCallDecision, ToolCallEvent,
     ToolResultEvent, ToolResultPatch,
 };
 use pi_tool::{
-    AbortSignal, ExtensionContext, JsonDetails, JsonToolResult, OnUpdate, ToolDefinition,
-    ToolError, ToolSchema, ToolSpec, Value, async_trait, json,
+    ExtensionContext, JsonToolResult, ToolError, ToolSchema, ToolSpec, async_trait, json,
 };
 
 struct Echo(ToolSpec);
 
 #[async_trait]
-impl ToolDefinition for Echo {
+impl AgentTool for Echo {
     fn spec(&self) -> &ToolSpec {
         &self.0
     }
 
-    async fn execute(
-        &self,
-        _tool_call_id: &str,
-        _params: &Value,
-        _signal: AbortSignal,
-        _on_update: OnUpdate<Option<JsonDetails>>,
-        _ctx: ExtensionContext,
-    ) -> Result<JsonToolResult, ToolError> {
+    async fn execute(&self, call: ToolInvocation<'_>) -> Result<JsonToolResult, ToolError> {
+        let _tool_call_id = call.id;
+        let _params = call.params;
+        let _signal = call.signal;
+        let _on_update = call.on_update;
+        let _ctx = call.context.unwrap_or_else(ExtensionContext::detached);
         Ok(JsonToolResult::text("ok", None))
     }
 }
 
-fn echo() -> Arc<dyn ToolDefinition> {
+fn echo() -> Arc<dyn AgentTool> {
     Arc::new(Echo(ToolSpec::new(
         "echo",
         "echo",

@@ -8,10 +8,11 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use pi_tool::ToolInvocation;
 use pi_tool::agent::{Agent, AgentOptions, AssistantContent, FauxModel, FauxTurn};
 use pi_tool::{
-    AbortSignal, AgentTool, JsonDetails, JsonToolResult, OnUpdate, ToolError, ToolExecutionMode,
-    ToolSchema, ToolSpec, Value, async_trait, json,
+    AgentTool, JsonToolResult, ToolError, ToolExecutionMode, ToolSchema, ToolSpec, async_trait,
+    json,
 };
 
 struct Echo(ToolSpec);
@@ -22,13 +23,11 @@ impl AgentTool for Echo {
         &self.0
     }
 
-    async fn execute(
-        &self,
-        _tool_call_id: &str,
-        _params: &Value,
-        _signal: AbortSignal,
-        _on_update: OnUpdate<Option<JsonDetails>>,
-    ) -> Result<JsonToolResult, ToolError> {
+    async fn execute(&self, call: ToolInvocation<'_>) -> Result<JsonToolResult, ToolError> {
+        let _tool_call_id = call.id;
+        let _params = call.params;
+        let _signal = call.signal;
+        let _on_update = call.on_update;
         Ok(JsonToolResult::text("ok", None))
     }
 }

@@ -30,10 +30,7 @@ pub use crate::error::ToolError;
 pub use crate::mode::ToolExecutionMode;
 pub use crate::params::NoParams;
 pub use crate::result::{AgentToolResult, IntoToolResult, NoDetails};
-pub use crate::tool::{
-    AgentTool, IntoAgentTool, IntoToolDefinition, ToolDefinition, ToolMetadata, TypedTool,
-    TypedToolDefinition,
-};
+pub use crate::tool::{AgentTool, IntoAgentTool, Tool, ToolInvocation};
 pub use crate::update::OnUpdate;
 
 /// What a tool function may return: `Result<T, E>` with `T: IntoToolResult` (an
@@ -46,7 +43,7 @@ pub use crate::update::OnUpdate;
 pub trait ToolReturn {
     /// The details type of the success value.
     type Details: Send + 'static;
-    /// Converts into what `TypedTool::execute` returns.
+    /// Converts into what `Tool::execute` returns.
     fn into_tool_output(self) -> Result<AgentToolResult<Self::Details>, ToolError>;
 }
 
@@ -82,7 +79,7 @@ impl<E: Into<ToolError>> IntoToolError for E {
     }
 }
 
-/// Converts what the tool function returned into what `TypedTool::execute` returns.
+/// Converts what the tool function returned into what `Tool::execute` returns.
 pub fn tool_output<T: IntoToolResult, E: IntoToolError>(
     output: Result<T, E>,
 ) -> Result<AgentToolResult<T::Details>, ToolError> {
@@ -117,7 +114,7 @@ pub fn on_update_argument<D: SameDetails<R>, R>(on_update: OnUpdate<R>) -> OnUpd
 }
 
 /// The tool's future, boxed so that its type (and `Send`-ness) is checked here, once,
-/// on the user's function name; the `TypedTool` impl then never repeats the error.
+/// on the user's function name; the `Tool` impl then never repeats the error.
 /// One allocation per call, next to the JSON work of the call it is noise.
 ///
 /// A helper trait with `#[diagnostic::on_unimplemented]` was tried instead of the plain
@@ -135,4 +132,9 @@ where
 /// Trims a description assembled with `concat!` (docs with `include_str!`), at compile time.
 pub const fn trim_doc(text: &'static str) -> &'static str {
     text.trim_ascii()
+}
+
+/// The session's context, or a context of no session where the host has none.
+pub fn context_or_detached(context: Option<ExtensionContext>) -> ExtensionContext {
+    context.unwrap_or_else(ExtensionContext::detached)
 }

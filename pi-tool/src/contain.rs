@@ -15,13 +15,10 @@ use std::time::Duration;
 use futures::FutureExt;
 use serde_json::Value;
 
-use crate::abort::AbortSignal;
-use crate::details::JsonDetails;
 use crate::error::{ToolError, ToolErrorKind};
 use crate::result::JsonToolResult;
 use crate::schema::ArgumentLimits;
-use crate::tool::AgentTool;
-use crate::update::OnUpdate;
+use crate::tool::{AgentTool, ToolInvocation};
 
 /// Runs `tool.execute` with every failure contained.
 ///
@@ -37,7 +34,7 @@ use crate::update::OnUpdate;
 ///
 /// ```
 /// use std::time::Duration;
-/// use pi_tool::{AbortSignal, AgentTool, IntoAgentTool, OnUpdate, ToolError, ToolErrorKind};
+/// use pi_tool::{AbortSignal, IntoAgentTool, OnUpdate, ToolError, ToolErrorKind, ToolInvocation};
 /// use pi_tool::{execute_contained, json, pi_tool};
 ///
 /// /// Waits for a minute.
@@ -50,10 +47,8 @@ use crate::update::OnUpdate;
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
 /// # async fn main() {
 /// let tool = Slow.into_agent_tool();
-/// let error = execute_contained(
-///     &*tool, "call_1", &json!({}), AbortSignal::never(), OnUpdate::none(),
-///     Some(Duration::from_secs(30)),
-/// )
+/// let call = ToolInvocation::new("call_1", &json!({}), AbortSignal::never(), OnUpdate::none());
+/// let error = execute_contained(&*tool, call, Some(Duration::from_secs(30)))
 /// .await
 /// .unwrap_err();
 /// assert_eq!(error.kind(), ToolErrorKind::Timeout);
@@ -62,23 +57,17 @@ use crate::update::OnUpdate;
 /// ```
 pub async fn execute_contained(
     tool: &dyn AgentTool,
-    tool_call_id: &str,
-    params: &Value,
-    signal: AbortSignal,
-    on_update: OnUpdate<Option<JsonDetails>>,
+    mut call: ToolInvocation<'_>,
     timeout: Option<Duration>,
 ) -> Result<JsonToolResult, ToolError> {
     let name = tool.name();
+    let tool_call_id = call.id;
     let outcome = match timeout {
-        None => {
-            AssertUnwindSafe(tool.execute(tool_call_id, params, signal, on_update))
-                .catch_unwind()
-                .await
-        }
+        None => AssertUnwindSafe(tool.execute(call)).catch_unwind().await,
         Some(limit) => {
-            let (controller, child) = signal.child();
-            let execute = AssertUnwindSafe(tool.execute(tool_call_id, params, child, on_update))
-                .catch_unwind();
+            let (controller, child) = call.signal.child();
+            call.signal = child;
+            let execute = AssertUnwindSafe(tool.execute(call)).catch_unwind();
             match tokio::time::timeout(limit, execute).await {
                 Ok(outcome) => outcome,
                 Err(_) => {
@@ -124,19 +113,21 @@ pub fn check_contained<'a>(
     )
 }
 
-/// The whole call path for hosts without hooks (the MCP server): [`check_contained`]
-/// with the host's `limits`, then [`execute_contained`] on the checked arguments.
+/// The whole call path for hosts without hooks (the MCP server): [`check_contained`] on
+/// the call's raw arguments with the host's `limits`, then [`execute_contained`] on the
+/// checked ones.
 pub async fn call_contained(
     tool: &dyn AgentTool,
-    tool_call_id: &str,
-    arguments: &Value,
+    call: ToolInvocation<'_>,
     limits: &ArgumentLimits,
-    signal: AbortSignal,
-    on_update: OnUpdate<Option<JsonDetails>>,
     timeout: Option<Duration>,
 ) -> Result<JsonToolResult, ToolError> {
-    let params = check_contained(tool, arguments, limits)?;
-    execute_contained(tool, tool_call_id, &params, signal, on_update, timeout).await
+    let params = check_contained(tool, call.params, limits)?;
+    let call = ToolInvocation {
+        params: &*params,
+        ..call
+    };
+    execute_contained(tool, call, timeout).await
 }
 
 fn panicked(name: &str, payload: &(dyn Any + Send)) -> ToolError {
@@ -181,9 +172,10 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::abort::AbortController;
+    use crate::abort::{AbortController, AbortSignal};
     use crate::schema::ToolSchema;
     use crate::tool::ToolSpec;
+    use crate::update::OnUpdate;
 
     /// Keeps the signal it is given and never finishes, or panics.
     struct Stuck {
@@ -197,13 +189,8 @@ mod tests {
         fn spec(&self) -> &ToolSpec {
             &self.spec
         }
-        async fn execute(
-            &self,
-            _: &str,
-            _: &Value,
-            signal: AbortSignal,
-            _: OnUpdate<Option<JsonDetails>>,
-        ) -> Result<JsonToolResult, ToolError> {
+        async fn execute(&self, call: ToolInvocation<'_>) -> Result<JsonToolResult, ToolError> {
+            let signal = call.signal;
             *self.seen.lock().unwrap() = Some(signal);
             if self.panics {
                 panic!("boom {}", 7);
@@ -228,10 +215,7 @@ mod tests {
         let limit = Some(Duration::from_millis(1500));
         let error = execute_contained(
             &*tool,
-            "c1",
-            &json!({}),
-            run.signal(),
-            OnUpdate::none(),
+            ToolInvocation::new("c1", &json!({}), run.signal(), OnUpdate::none()),
             limit,
         )
         .await
@@ -289,10 +273,7 @@ mod tests {
         let tool = stuck(true);
         let error = execute_contained(
             &*tool,
-            "c1",
-            &json!({}),
-            AbortSignal::never(),
-            OnUpdate::none(),
+            ToolInvocation::new("c1", &json!({}), AbortSignal::never(), OnUpdate::none()),
             None,
         )
         .await

@@ -1,4 +1,4 @@
-//! `ExtensionContext`: the fifth argument of a [`ToolDefinition`](crate::ToolDefinition).
+//! `ExtensionContext`: the session a tool call runs in (Pi's fifth `execute` argument, `ctx`).
 //!
 //! A context tells a tool where and how it runs: the working directory, the host mode
 //! (`tui`, `rpc`, `json`, `print`), whether a user interface is attached, and a UI handle

@@ -10,9 +10,7 @@
 //! use std::time::Duration;
 //!
 //! use pi_tool::agent::{Agent, AgentEvent, AgentOptions, AssistantContent, FauxModel, FauxTurn};
-//! use pi_tool::{
-//!     AbortSignal, AgentToolResult, IntoAgentTool, OnUpdate, ToolError, json, pi_tool,
-//! };
+//! use pi_tool::{//!     AbortSignal, AgentToolResult, IntoAgentTool, OnUpdate, ToolError, json, pi_tool, //!};
 //! use serde::Serialize;
 //!
 //! /// The model's arguments; field docs become property descriptions.
@@ -103,12 +101,13 @@
 //!
 //! A tool call travels through three layers, each Pi's, each usable on its own:
 //!
-//! 1. **The tool contract.** [`AgentTool`] is Pi's four-argument `execute(toolCallId,
-//!    params, signal, onUpdate)` at JSON level, object safe: hosts hold
-//!    `Arc<dyn AgentTool>`. [`ToolDefinition`] adds Pi's fifth argument, the session's
-//!    [`ExtensionContext`]; [`wrap_tool_definition`] lifts one into the other with a fresh
-//!    context per call. `#[pi_tool]` generates the typed side ([`TypedTool`] or
-//!    [`TypedToolDefinition`]); one generic adapter turns it into the JSON level, where a
+//! 1. **The tool contract.** Two traits: [`Tool`], typed, which `#[pi_tool]` implements,
+//!    and [`AgentTool`], Pi's `execute` at JSON level, object safe: hosts hold
+//!    `Arc<dyn AgentTool>`. Each call arrives as one [`ToolInvocation`] (Pi's
+//!    `toolCallId, params, signal, onUpdate` and, where a session runs it, the fifth
+//!    argument, the [`ExtensionContext`]); [`wrap_tool_definition`] is Pi's 5-to-4
+//!    adapter, binding a fresh context per call. One generic adapter
+//!    ([`IntoAgentTool`]) turns a typed tool into the JSON level, where a
 //!    result's typed details become [`JsonDetails`]: JSON text made once, parsed into a
 //!    `Value` only if someone reads it as one.
 //! 2. **The argument pipeline.** Each tool's [`ToolSchema`] is generated once (schemars,
@@ -180,8 +179,8 @@ pub use params::NoParams;
 pub use result::{AgentToolResult, IntoToolResult, JsonToolResult, NoDetails};
 pub use schema::ToolSchema;
 pub use tool::{
-    AgentTool, IntoAgentTool, IntoToolDefinition, ToolDefinition, ToolMetadata, ToolSpec,
-    TypedTool, TypedToolDefinition, deserialize_params, wrap_tool_definition,
+    AgentTool, IntoAgentTool, Tool, ToolInvocation, ToolSpec, deserialize_params,
+    wrap_tool_definition,
 };
 pub use update::OnUpdate;
 

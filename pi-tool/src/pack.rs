@@ -10,14 +10,15 @@
 //!
 //! ```
 //! use pi_tool::{ToolPack, ToolOwner, ToolSchema, ToolSpec};
-//! # use pi_tool::{AgentTool, AbortSignal, JsonDetails, OnUpdate, JsonToolResult, ToolError, Value};
+//! # use pi_tool::{AgentTool, JsonToolResult, ToolError, ToolInvocation};
 //! # use std::sync::Arc;
 //! # struct Echo(ToolSpec);
 //! # #[pi_tool::async_trait]
 //! # impl AgentTool for Echo {
 //! #     fn spec(&self) -> &ToolSpec { &self.0 }
-//! #     async fn execute(&self, _: &str, p: &Value, _: AbortSignal, _: OnUpdate<Option<JsonDetails>>)
-//! #         -> Result<JsonToolResult, ToolError> { Ok(JsonToolResult::error(p.to_string())) }
+//! #     async fn execute(&self, call: ToolInvocation<'_>) -> Result<JsonToolResult, ToolError> {
+//! #         Ok(JsonToolResult::error(call.params.to_string()))
+//! #     }
 //! # }
 //! # fn echo(name: &str) -> Arc<dyn AgentTool> {
 //! #     let schema = Arc::new(ToolSchema::from_json(pi_tool::json!({"type": "object", "properties": {}})));
@@ -43,13 +44,10 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::Value;
 
-use crate::abort::AbortSignal;
 use crate::context::ExtensionContext;
-use crate::details::JsonDetails;
 use crate::error::ToolError;
 use crate::result::JsonToolResult;
-use crate::tool::{AgentTool, IntoToolDefinition, ToolDefinition, ToolSpec, wrap_tool_definition};
-use crate::update::OnUpdate;
+use crate::tool::{AgentTool, IntoAgentTool, ToolInvocation, ToolSpec, wrap_tool_definition};
 
 /// The longest tool name every major provider accepts.
 pub const MAX_TOOL_NAME_LEN: usize = 64;
@@ -163,8 +161,8 @@ impl std::error::Error for PackError {}
 /// One tool of a pack and who put it there.
 #[derive(Clone)]
 pub struct PackEntry {
-    /// The tool, as a five-argument definition (four-argument tools ignore the context).
-    pub definition: Arc<dyn ToolDefinition>,
+    /// The tool.
+    pub tool: Arc<dyn AgentTool>,
     /// Who registered it.
     pub owner: ToolOwner,
 }
@@ -172,7 +170,7 @@ pub struct PackEntry {
 impl fmt::Debug for PackEntry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PackEntry")
-            .field("name", &self.definition.spec().name)
+            .field("name", &self.tool.spec().name)
             .field("owner", &self.owner)
             .finish()
     }
@@ -191,20 +189,12 @@ impl ToolPack {
     }
 
     /// Adds a tool at the end; refuses a name the pack already has or an invalid name.
-    pub fn push(
-        &mut self,
-        owner: ToolOwner,
-        tool: impl IntoToolDefinition,
-    ) -> Result<(), PackError> {
-        self.push_definition(owner, tool.into_tool_definition())
+    pub fn push(&mut self, owner: ToolOwner, tool: impl IntoAgentTool) -> Result<(), PackError> {
+        self.push_tool(owner, tool.into_agent_tool())
     }
 
-    fn push_definition(
-        &mut self,
-        owner: ToolOwner,
-        definition: Arc<dyn ToolDefinition>,
-    ) -> Result<(), PackError> {
-        let name = &definition.spec().name;
+    fn push_tool(&mut self, owner: ToolOwner, tool: Arc<dyn AgentTool>) -> Result<(), PackError> {
+        let name = &tool.spec().name;
         check_tool_name(name).map_err(|reason| PackError::InvalidName {
             name: name.clone(),
             reason,
@@ -216,14 +206,14 @@ impl ToolPack {
                 second: owner,
             });
         }
-        self.entries.push(PackEntry { definition, owner });
+        self.entries.push(PackEntry { tool, owner });
         Ok(())
     }
 
     /// This pack followed by `other`; fails on the first shared name, naming both owners.
     pub fn merge(mut self, other: ToolPack) -> Result<ToolPack, PackError> {
         for entry in other.entries {
-            self.push_definition(entry.owner, entry.definition)?;
+            self.push_tool(entry.owner, entry.tool)?;
         }
         Ok(self)
     }
@@ -232,15 +222,15 @@ impl ToolPack {
     pub fn prefixed(self, prefix: &str) -> Result<ToolPack, PackError> {
         let mut out = ToolPack::new();
         for entry in self.entries {
-            let name = format!("{prefix}{}", entry.definition.spec().name);
-            out.push_definition(entry.owner, rename(entry.definition, name))?;
+            let name = format!("{prefix}{}", entry.tool.spec().name);
+            out.push_tool(entry.owner, rename(entry.tool, name))?;
         }
         Ok(out)
     }
 
     /// Only the tools whose spec satisfies `keep`, in order.
     pub fn filter(mut self, mut keep: impl FnMut(&ToolSpec) -> bool) -> ToolPack {
-        self.entries.retain(|entry| keep(entry.definition.spec()));
+        self.entries.retain(|entry| keep(entry.tool.spec()));
         self
     }
 
@@ -253,21 +243,19 @@ impl ToolPack {
         }
         let mut out = ToolPack::new();
         for entry in self.entries {
-            let definition = if entry.definition.spec().name == from {
-                rename(entry.definition, to.to_owned())
+            let tool = if entry.tool.spec().name == from {
+                rename(entry.tool, to.to_owned())
             } else {
-                entry.definition
+                entry.tool
             };
-            out.push_definition(entry.owner, definition)?;
+            out.push_tool(entry.owner, tool)?;
         }
         Ok(out)
     }
 
     /// The names, in order.
     pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.entries
-            .iter()
-            .map(|e| e.definition.spec().name.as_str())
+        self.entries.iter().map(|e| e.tool.spec().name.as_str())
     }
 
     /// The entries, in order.
@@ -276,14 +264,12 @@ impl ToolPack {
     }
 
     /// The tool with this name.
-    pub fn get(&self, name: &str) -> Option<&Arc<dyn ToolDefinition>> {
-        self.get_entry(name).map(|e| &e.definition)
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn AgentTool>> {
+        self.get_entry(name).map(|e| &e.tool)
     }
 
     fn get_entry(&self, name: &str) -> Option<&PackEntry> {
-        self.entries
-            .iter()
-            .find(|e| e.definition.spec().name == name)
+        self.entries.iter().find(|e| e.tool.spec().name == name)
     }
 
     /// How many tools the pack has.
@@ -296,46 +282,38 @@ impl ToolPack {
         self.entries.is_empty()
     }
 
-    /// The tools as definitions, for hosts that supply an [`ExtensionContext`].
-    pub fn definitions(&self) -> Vec<Arc<dyn ToolDefinition>> {
-        self.entries.iter().map(|e| e.definition.clone()).collect()
+    /// The tools, for a host to hold. A host with a session passes each call its
+    /// context; elsewhere a tool that takes one gets [`ExtensionContext::detached`].
+    pub fn tools(&self) -> Vec<Arc<dyn AgentTool>> {
+        self.entries.iter().map(|e| e.tool.clone()).collect()
     }
 
-    /// The tools in the four-argument contract; `ctx_factory` builds the context of each
-    /// call (see [`wrap_tool_definition`]).
-    pub fn agent_tools<F>(&self, ctx_factory: F) -> Vec<Arc<dyn AgentTool>>
+    /// The tools with `ctx_factory` building the context of each call (Pi's
+    /// `wrapToolDefinition`, see [`wrap_tool_definition`]).
+    pub fn tools_with_context<F>(&self, ctx_factory: F) -> Vec<Arc<dyn AgentTool>>
     where
         F: Fn() -> ExtensionContext + Clone + Send + Sync + 'static,
     {
         self.entries
             .iter()
-            .map(|e| wrap_tool_definition(e.definition.clone(), ctx_factory.clone()))
+            .map(|e| wrap_tool_definition(e.tool.clone(), ctx_factory.clone()))
             .collect()
-    }
-
-    /// The tools in the four-argument contract, each call getting a print-mode context
-    /// without UI for the current directory.
-    pub fn into_agent_tools(self) -> Vec<Arc<dyn AgentTool>> {
-        self.agent_tools(ExtensionContext::detached)
     }
 }
 
-fn rename(definition: Arc<dyn ToolDefinition>, name: String) -> Arc<dyn ToolDefinition> {
-    let mut spec = definition.spec().clone();
+fn rename(tool: Arc<dyn AgentTool>, name: String) -> Arc<dyn AgentTool> {
+    let mut spec = tool.spec().clone();
     spec.name = name;
-    Arc::new(Renamed {
-        inner: definition,
-        spec,
-    })
+    Arc::new(Renamed { inner: tool, spec })
 }
 
 struct Renamed {
-    inner: Arc<dyn ToolDefinition>,
+    inner: Arc<dyn AgentTool>,
     spec: ToolSpec,
 }
 
 #[async_trait]
-impl ToolDefinition for Renamed {
+impl AgentTool for Renamed {
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
@@ -347,17 +325,8 @@ impl ToolDefinition for Renamed {
         self.inner.prepare_arguments(arguments)
     }
 
-    async fn execute(
-        &self,
-        tool_call_id: &str,
-        params: &Value,
-        signal: AbortSignal,
-        on_update: OnUpdate<Option<JsonDetails>>,
-        ctx: ExtensionContext,
-    ) -> Result<JsonToolResult, ToolError> {
-        self.inner
-            .execute(tool_call_id, params, signal, on_update, ctx)
-            .await
+    async fn execute(&self, call: ToolInvocation<'_>) -> Result<JsonToolResult, ToolError> {
+        self.inner.execute(call).await
     }
 }
 
@@ -484,24 +453,33 @@ macro_rules! tool_pack {
     ($($ty:path $(= $value:expr)?),* $(,)?) => {{
         const _: () = {
             const DUPLICATE: $crate::pack::DuplicateMessage = $crate::pack::find_duplicate_name(&[
-                $(<$ty as $crate::ToolMetadata>::NAME),*
+                $(<$ty as $crate::Tool>::NAME),*
             ]);
             if DUPLICATE.is_duplicate() {
                 ::core::panic!("{}", DUPLICATE.as_str());
             }
         };
-        let owner = $crate::ToolOwner::module(::core::env!("CARGO_PKG_NAME"), ::core::module_path!());
-        let mut pack = $crate::ToolPack::new();
-        $(
-            // Names are unique (checked above) and valid (checked by #[pi_tool]).
-            if let ::core::result::Result::Err(error) =
-                pack.push(owner.clone(), $crate::__tool_pack_value!($ty $(, $value)?))
-            {
-                $crate::__tracing::error!(%error, "tool_pack!: tool left out");
-            }
-        )*
-        pack
+        $crate::pack::pack_of(
+            $crate::ToolOwner::module(::core::env!("CARGO_PKG_NAME"), ::core::module_path!()),
+            ::std::vec![$($crate::IntoAgentTool::into_agent_tool(
+                $crate::__tool_pack_value!($ty $(, $value)?)
+            )),*],
+        )
     }};
+}
+
+/// The pack `tool_pack!` builds: one call per pack, so that what each tool adds to the
+/// user's crate is only its own conversion.
+#[doc(hidden)]
+pub fn pack_of(owner: ToolOwner, tools: Vec<Arc<dyn AgentTool>>) -> ToolPack {
+    let mut pack = ToolPack::new();
+    for tool in tools {
+        // Names are unique (checked at compile time) and valid (checked by #[pi_tool]).
+        if let Err(error) = pack.push_tool(owner.clone(), tool) {
+            tracing::error!(%error, "tool_pack!: tool left out");
+        }
+    }
+    pack
 }
 
 #[doc(hidden)]

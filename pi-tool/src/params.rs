@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 /// (`{"type": "object", "properties": {}}`), and any object is accepted.
 ///
 /// `#[pi_tool]` uses it when the function has no params argument; write it yourself in
-/// hand-written [`ToolMetadata`](crate::ToolMetadata) impls.
+/// hand-written [`Tool`](crate::Tool) impls.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct NoParams;
 

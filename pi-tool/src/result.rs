@@ -185,7 +185,7 @@ impl<'de> Deserialize<'de> for NoDetails {
 ///
 /// Plain text becomes one text block with [`NoDetails`].
 ///
-/// `Details` is not required to be `Serialize` here: [`ToolMetadata::Details`](crate::ToolMetadata)
+/// `Details` is not required to be `Serialize` here: [`Tool::Details`](crate::Tool)
 /// requires it, and checking it in one place gives one compile error for one mistake.
 pub trait IntoToolResult {
     /// The details type of the result.

@@ -1,16 +1,22 @@
-//! The tool contract: the object-safe JSON-level traits hosts hold, the typed traits
-//! macro-generated and hand-written tools implement, and the adapters between them.
+//! The tool contract: one typed trait that tools implement, one object-safe JSON-level
+//! trait that hosts hold, and the adapters between them.
 //!
 //! ```text
-//!  #[pi_tool] async fn ──► TypedTool ─────────────┐ (adapter: deserialise params,
-//!  (4 arguments)              │ (ctx ignored)     │  serialise details, once, generically)
-//!                             ▼                   ▼
-//!  #[pi_tool] async fn ──► TypedToolDefinition ─► ToolDefinition ──wrap_tool_definition──► AgentTool
-//!  (+ ExtensionContext)                           (5 arguments, JSON)   (fresh ctx per call)  (4 arguments, JSON)
+//!  #[pi_tool] async fn ──► Tool ──(one generic adapter: deserialise params,──► AgentTool
+//!  (4 or 5 arguments)       typed       serialise details, once per tool)      JSON level, Arc<dyn AgentTool>
+//!                                                                                 │
+//!                               wrap_tool_definition(tool, ctx_factory) ◄─────────┘
+//!                               (Pi's 5-to-4 adapter: a fresh ExtensionContext per call)
 //! ```
 //!
-//! Hosts hold `Arc<dyn AgentTool>` (Pi's `AgentTool`), or `Arc<dyn ToolDefinition>` when
-//! they can supply an [`ExtensionContext`] (Pi's `ToolDefinition` with `execute(..., ctx)`).
+//! Every call reaches a tool as one [`ToolInvocation`]: the call id, the params, the
+//! abort signal, the progress sink and, where the host has one, the session's
+//! [`ExtensionContext`]. Pi splits tools into `AgentTool` (four arguments) and
+//! `ToolDefinition` (five, with the context); here both are an [`AgentTool`], and the
+//! context is the invocation's `context`. A host with a session fills it (Pi's
+//! `wrapToolDefinition(def, ctxFactory)` is [`wrap_tool_definition`]); a tool that takes
+//! an `ExtensionContext` and is run where there is none gets
+//! [`ExtensionContext::detached`]: no session, no UI, the process's working directory.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -34,6 +40,7 @@ use crate::update::OnUpdate;
 /// What every tool says about itself: the fields Pi's `AgentTool` and `ToolDefinition`
 /// share. Built once per tool; hosts read it on every call without cost.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ToolSpec {
     /// The protocol name the model calls (`get_weather`).
     pub name: String,
@@ -78,7 +85,7 @@ impl ToolSpec {
     }
 
     /// The spec of a typed tool, from its constants and its params type's schema.
-    pub fn of<T: ToolMetadata>() -> Self {
+    pub fn of<T: Tool>() -> Self {
         ToolSpec {
             name: T::NAME.to_owned(),
             label: T::LABEL.to_owned(),
@@ -94,10 +101,103 @@ impl ToolSpec {
             argument_limits: None,
         }
     }
+
+    /// Sets the UI label.
+    #[must_use]
+    pub fn label(mut self, label: impl Into<String>) -> Self {
+        self.label = label.into();
+        self
+    }
+
+    /// Sets the execution mode.
+    #[must_use]
+    pub fn execution_mode(mut self, mode: ToolExecutionMode) -> Self {
+        self.execution_mode = Some(mode);
+        self
+    }
+
+    /// Sets the per-call timeout.
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Sets the system-prompt snippet.
+    #[must_use]
+    pub fn prompt_snippet(mut self, snippet: impl Into<String>) -> Self {
+        self.prompt_snippet = Some(snippet.into());
+        self
+    }
+
+    /// Adds a system-prompt guideline.
+    #[must_use]
+    pub fn prompt_guideline(mut self, line: impl Into<String>) -> Self {
+        self.prompt_guidelines.push(line.into());
+        self
+    }
 }
 
-/// The core four-argument contract at JSON level (Pi's `AgentTool.execute(toolCallId,
-/// params, signal, onUpdate)`). Object safe: hosts hold `Arc<dyn AgentTool>`.
+/// One call of a tool, as it reaches `execute`: Pi's `(toolCallId, params, signal,
+/// onUpdate, ctx)` in one value.
+///
+/// [`AgentTool`] receives the JSON form (the defaults: `P = &Value`,
+/// `D = Option<JsonDetails>`); a typed [`Tool`] receives its own params and details types.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct ToolInvocation<'a, P = &'a Value, D = Option<JsonDetails>> {
+    /// The id the model gave the call (Pi's `toolCallId`).
+    pub id: &'a str,
+    /// The arguments: validated JSON, or the typed params deserialised from it.
+    pub params: P,
+    /// Aborted when the run is aborted, or when the call overruns its timeout.
+    pub signal: AbortSignal,
+    /// Where progress updates go (Pi's `onUpdate`).
+    pub on_update: OnUpdate<D>,
+    /// The session's context (Pi's fifth argument, `ctx`), when the host has a session.
+    pub context: Option<ExtensionContext>,
+}
+
+impl<'a, P, D> ToolInvocation<'a, P, D> {
+    /// A call with no context: what a host without a session passes.
+    pub fn new(id: &'a str, params: P, signal: AbortSignal, on_update: OnUpdate<D>) -> Self {
+        ToolInvocation {
+            id,
+            params,
+            signal,
+            on_update,
+            context: None,
+        }
+    }
+
+    /// The same call with `context`.
+    #[must_use]
+    pub fn with_context(mut self, context: ExtensionContext) -> Self {
+        self.context = Some(context);
+        self
+    }
+
+    /// The same call with other params.
+    pub fn map_params<Q>(self, params: Q) -> ToolInvocation<'a, Q, D> {
+        ToolInvocation {
+            id: self.id,
+            params,
+            signal: self.signal,
+            on_update: self.on_update,
+            context: self.context,
+        }
+    }
+
+    /// The session's context, or [`ExtensionContext::detached`] where there is none.
+    pub fn context_or_detached(&mut self) -> ExtensionContext {
+        self.context
+            .take()
+            .unwrap_or_else(ExtensionContext::detached)
+    }
+}
+
+/// The JSON-level tool hosts hold as `Arc<dyn AgentTool>` (Pi's `AgentTool`, and its
+/// `ToolDefinition`: the context comes with the [`ToolInvocation`]). Object safe.
 ///
 /// `params` has already passed [`AgentTool::prepare_arguments`] and the schema; a typed
 /// tool still deserialises it, because hooks may change it without re-validation (as in Pi).
@@ -106,6 +206,7 @@ impl ToolSpec {
 /// and a tool cannot change what it borrows, so the copy Pi makes per call
 /// (`structuredClone`) is made only where something does change them (a coercion, a
 /// `prepare_arguments` shim, a `before_tool_call` hook).
+#[doc(alias = "ToolDefinition")]
 #[async_trait]
 pub trait AgentTool: Send + Sync + 'static {
     /// Name, label, description, schema and options.
@@ -119,13 +220,7 @@ pub trait AgentTool: Send + Sync + 'static {
     }
 
     /// Runs the call.
-    async fn execute(
-        &self,
-        tool_call_id: &str,
-        params: &Value,
-        signal: AbortSignal,
-        on_update: OnUpdate<Option<JsonDetails>>,
-    ) -> Result<JsonToolResult, ToolError>;
+    async fn execute(&self, call: ToolInvocation<'_>) -> Result<JsonToolResult, ToolError>;
 
     /// The protocol name.
     fn name(&self) -> &str {
@@ -140,32 +235,13 @@ pub trait AgentTool: Send + Sync + 'static {
     }
 }
 
-/// The five-argument contract at JSON level (Pi's `ToolDefinition`): execute also gets
-/// the session's [`ExtensionContext`].
-#[async_trait]
-pub trait ToolDefinition: Send + Sync + 'static {
-    /// Name, label, description, schema, options, prompt snippet and guidelines.
-    fn spec(&self) -> &ToolSpec;
-
-    /// See [`AgentTool::prepare_arguments`].
-    fn prepare_arguments<'a>(&self, arguments: &'a Value) -> Result<Cow<'a, Value>, ToolError> {
-        Ok(Cow::Borrowed(arguments))
-    }
-
-    /// Runs the call with its context.
-    async fn execute(
-        &self,
-        tool_call_id: &str,
-        params: &Value,
-        signal: AbortSignal,
-        on_update: OnUpdate<Option<JsonDetails>>,
-        ctx: ExtensionContext,
-    ) -> Result<JsonToolResult, ToolError>;
-}
-
-/// The metadata of a typed tool, as constants (so that packs can check names at compile
-/// time). `#[pi_tool]` implements it.
-pub trait ToolMetadata: Send + Sync + 'static {
+/// A typed tool: its metadata as constants (so that packs check names at compile time)
+/// and an `execute` over its own params and details types. `#[pi_tool]` implements it;
+/// [`IntoAgentTool`] turns it into the `Arc<dyn AgentTool>` hosts hold, once.
+///
+/// A tool that needs the session's [`ExtensionContext`] (Pi's five-argument
+/// `ToolDefinition`) reads it from [`ToolInvocation::context`].
+pub trait Tool: Send + Sync + 'static {
     /// The arguments, deserialised from the model's JSON.
     type Params: DeserializeOwned + JsonSchema + Send + 'static;
     /// The details of results and progress updates.
@@ -189,46 +265,12 @@ pub trait ToolMetadata: Send + Sync + 'static {
     fn prepare_arguments<'a>(&self, arguments: &'a Value) -> Result<Cow<'a, Value>, ToolError> {
         Ok(Cow::Borrowed(arguments))
     }
-}
 
-/// A typed four-argument tool (what `#[pi_tool]` generates for a function without an
-/// `ExtensionContext` argument).
-pub trait TypedTool: ToolMetadata {
     /// Runs the call with typed params and typed progress.
     fn execute(
         &self,
-        tool_call_id: &str,
-        params: Self::Params,
-        signal: AbortSignal,
-        on_update: OnUpdate<Self::Details>,
+        call: ToolInvocation<'_, Self::Params, Self::Details>,
     ) -> impl Future<Output = Result<AgentToolResult<Self::Details>, ToolError>> + Send;
-}
-
-/// A typed five-argument tool (what `#[pi_tool]` generates for a function that takes an
-/// `ExtensionContext`). Every [`TypedTool`] is one too, ignoring the context.
-pub trait TypedToolDefinition: ToolMetadata {
-    /// Runs the call with typed params, typed progress and the session context.
-    fn execute_with_context(
-        &self,
-        tool_call_id: &str,
-        params: Self::Params,
-        signal: AbortSignal,
-        on_update: OnUpdate<Self::Details>,
-        ctx: ExtensionContext,
-    ) -> impl Future<Output = Result<AgentToolResult<Self::Details>, ToolError>> + Send;
-}
-
-impl<T: TypedTool> TypedToolDefinition for T {
-    fn execute_with_context(
-        &self,
-        tool_call_id: &str,
-        params: Self::Params,
-        signal: AbortSignal,
-        on_update: OnUpdate<Self::Details>,
-        _ctx: ExtensionContext,
-    ) -> impl Future<Output = Result<AgentToolResult<Self::Details>, ToolError>> + Send {
-        TypedTool::execute(self, tool_call_id, params, signal, on_update)
-    }
 }
 
 /// Deserialises validated arguments into a params type; a failure reads like Pi's
@@ -277,24 +319,15 @@ fn serde_path(path: &serde_path_to_error::Path) -> String {
     }
 }
 
-/// The adapter from a typed tool to the JSON-level traits. Built once per tool: it holds
+/// The one adapter from a typed tool to the JSON level. Built once per tool: it holds
 /// the spec (and so the schema and validator).
 struct Typed<T> {
-    tool: Arc<T>,
+    tool: T,
     spec: ToolSpec,
 }
 
-impl<T: ToolMetadata> Typed<T> {
-    fn new(tool: T) -> Self {
-        Typed {
-            tool: Arc::new(tool),
-            spec: ToolSpec::of::<T>(),
-        }
-    }
-}
-
 #[async_trait]
-impl<T: TypedTool> AgentTool for Typed<T> {
+impl<T: Tool> AgentTool for Typed<T> {
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
@@ -303,68 +336,32 @@ impl<T: TypedTool> AgentTool for Typed<T> {
         self.tool.prepare_arguments(arguments)
     }
 
-    async fn execute(
-        &self,
-        tool_call_id: &str,
-        params: &Value,
-        signal: AbortSignal,
-        on_update: OnUpdate<Option<JsonDetails>>,
-    ) -> Result<JsonToolResult, ToolError> {
-        let params = deserialize_params::<T::Params>(&self.spec.name, params)?;
-        let result = TypedTool::execute(
-            &*self.tool,
-            tool_call_id,
+    async fn execute(&self, call: ToolInvocation<'_>) -> Result<JsonToolResult, ToolError> {
+        let params = deserialize_params::<T::Params>(&self.spec.name, call.params)?;
+        let call = ToolInvocation {
+            id: call.id,
             params,
-            signal,
-            OnUpdate::from_json(on_update),
-        )
-        .await?;
-        result.into_json()
+            signal: call.signal,
+            on_update: OnUpdate::from_json(call.on_update),
+            context: call.context,
+        };
+        self.tool.execute(call).await?.into_json()
     }
 }
 
-#[async_trait]
-impl<T: TypedToolDefinition> ToolDefinition for Typed<T> {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-
-    fn prepare_arguments<'a>(&self, arguments: &'a Value) -> Result<Cow<'a, Value>, ToolError> {
-        self.tool.prepare_arguments(arguments)
-    }
-
-    async fn execute(
-        &self,
-        tool_call_id: &str,
-        params: &Value,
-        signal: AbortSignal,
-        on_update: OnUpdate<Option<JsonDetails>>,
-        ctx: ExtensionContext,
-    ) -> Result<JsonToolResult, ToolError> {
-        let params = deserialize_params::<T::Params>(&self.spec.name, params)?;
-        let result = self
-            .tool
-            .execute_with_context(
-                tool_call_id,
-                params,
-                signal,
-                OnUpdate::from_json(on_update),
-                ctx,
-            )
-            .await?;
-        result.into_json()
-    }
-}
-
-/// Turns a typed four-argument tool into the `Arc<dyn AgentTool>` hosts hold.
+/// Turns a tool into the `Arc<dyn AgentTool>` hosts hold: a typed [`Tool`] (its schema
+/// and validator are built here, once), or an `Arc<dyn AgentTool>` as it is.
 pub trait IntoAgentTool {
-    /// Builds the JSON-level tool (schema and validator included), once.
+    /// Builds the JSON-level tool.
     fn into_agent_tool(self) -> Arc<dyn AgentTool>;
 }
 
-impl<T: TypedTool> IntoAgentTool for T {
+impl<T: Tool> IntoAgentTool for T {
     fn into_agent_tool(self) -> Arc<dyn AgentTool> {
-        Arc::new(Typed::new(self))
+        Arc::new(Typed {
+            spec: ToolSpec::of::<T>(),
+            tool: self,
+        })
     }
 }
 
@@ -374,99 +371,36 @@ impl IntoAgentTool for Arc<dyn AgentTool> {
     }
 }
 
-/// Turns a typed tool (four or five arguments) into an `Arc<dyn ToolDefinition>`.
-pub trait IntoToolDefinition {
-    /// Builds the JSON-level definition, once.
-    fn into_tool_definition(self) -> Arc<dyn ToolDefinition>;
-}
-
-impl<T: TypedToolDefinition> IntoToolDefinition for T {
-    fn into_tool_definition(self) -> Arc<dyn ToolDefinition> {
-        Arc::new(Typed::new(self))
-    }
-}
-
-impl IntoToolDefinition for Arc<dyn ToolDefinition> {
-    fn into_tool_definition(self) -> Arc<dyn ToolDefinition> {
-        self
-    }
-}
-
-/// A plain four-argument tool used where a definition is expected: the context is
-/// dropped (Pi's `createToolDefinitionFromAgentTool`).
-impl IntoToolDefinition for Arc<dyn AgentTool> {
-    fn into_tool_definition(self) -> Arc<dyn ToolDefinition> {
-        Arc::new(AgentToolAsDefinition(self))
-    }
-}
-
-struct AgentToolAsDefinition(Arc<dyn AgentTool>);
-
-#[async_trait]
-impl ToolDefinition for AgentToolAsDefinition {
-    fn spec(&self) -> &ToolSpec {
-        self.0.spec()
-    }
-
-    fn prepare_arguments<'a>(&self, arguments: &'a Value) -> Result<Cow<'a, Value>, ToolError> {
-        self.0.prepare_arguments(arguments)
-    }
-
-    async fn execute(
-        &self,
-        tool_call_id: &str,
-        params: &Value,
-        signal: AbortSignal,
-        on_update: OnUpdate<Option<JsonDetails>>,
-        _ctx: ExtensionContext,
-    ) -> Result<JsonToolResult, ToolError> {
-        self.0
-            .execute(tool_call_id, params, signal, on_update)
-            .await
-    }
-}
-
-/// Lifts a five-argument definition into the four-argument contract (Pi's
-/// `wrapToolDefinition(def, ctxFactory)`): `ctx_factory` builds a fresh context for every
-/// execute call, exactly as Pi does.
-pub fn wrap_tool_definition<F>(
-    definition: Arc<dyn ToolDefinition>,
-    ctx_factory: F,
-) -> Arc<dyn AgentTool>
+/// Binds a context factory to a tool (Pi's `wrapToolDefinition(def, ctxFactory)`):
+/// `ctx_factory` builds a fresh context for every execute call, exactly as Pi does, in
+/// place of whatever context the host passed.
+pub fn wrap_tool_definition<F>(tool: Arc<dyn AgentTool>, ctx_factory: F) -> Arc<dyn AgentTool>
 where
     F: Fn() -> ExtensionContext + Send + Sync + 'static,
 {
-    Arc::new(WrappedDefinition {
-        definition,
+    Arc::new(WithContext {
+        tool,
         ctx_factory: Box::new(ctx_factory),
     })
 }
 
-struct WrappedDefinition {
-    definition: Arc<dyn ToolDefinition>,
+struct WithContext {
+    tool: Arc<dyn AgentTool>,
     ctx_factory: Box<dyn Fn() -> ExtensionContext + Send + Sync>,
 }
 
 #[async_trait]
-impl AgentTool for WrappedDefinition {
+impl AgentTool for WithContext {
     fn spec(&self) -> &ToolSpec {
-        self.definition.spec()
+        self.tool.spec()
     }
 
     fn prepare_arguments<'a>(&self, arguments: &'a Value) -> Result<Cow<'a, Value>, ToolError> {
-        self.definition.prepare_arguments(arguments)
+        self.tool.prepare_arguments(arguments)
     }
 
-    async fn execute(
-        &self,
-        tool_call_id: &str,
-        params: &Value,
-        signal: AbortSignal,
-        on_update: OnUpdate<Option<JsonDetails>>,
-    ) -> Result<JsonToolResult, ToolError> {
-        let ctx = (self.ctx_factory)();
-        self.definition
-            .execute(tool_call_id, params, signal, on_update, ctx)
-            .await
+    async fn execute(&self, call: ToolInvocation<'_>) -> Result<JsonToolResult, ToolError> {
+        let context = (self.ctx_factory)();
+        self.tool.execute(call.with_context(context)).await
     }
 }

@@ -8,12 +8,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use pi_tool::ToolInvocation;
 use pi_tool::agent::{
     Agent, AgentEvent, AgentOptions, AssistantContent, FauxModel, FauxTurn, Message, StopReason,
 };
 use pi_tool::{
-    AbortSignal, AgentTool, JsonDetails, JsonToolResult, OnUpdate, ToolError, ToolExecutionMode,
-    ToolSchema, ToolSpec, Value, async_trait, json,
+    AbortSignal, AgentTool, JsonToolResult, ToolError, ToolExecutionMode, ToolSchema, ToolSpec,
+    Value, async_trait, json,
 };
 
 type Body = dyn Fn(
@@ -53,13 +54,11 @@ impl AgentTool for FnTool {
         &self.spec
     }
 
-    async fn execute(
-        &self,
-        tool_call_id: &str,
-        params: &Value,
-        signal: AbortSignal,
-        _on_update: OnUpdate<Option<JsonDetails>>,
-    ) -> Result<JsonToolResult, ToolError> {
+    async fn execute(&self, call: ToolInvocation<'_>) -> Result<JsonToolResult, ToolError> {
+        let tool_call_id = call.id;
+        let params = call.params;
+        let signal = call.signal;
+        let _on_update = call.on_update;
         (self.body)(tool_call_id.to_owned(), params.clone(), signal).await
     }
 }
@@ -478,7 +477,7 @@ async fn stuck_typed(_params: NoParams) -> Result<String, ToolError> {
 }
 
 /// The `#[pi_tool(timeout = "30ms")]` attribute reaches the runtime through
-/// `ToolMetadata::TIMEOUT` and `ToolSpec.timeout`.
+/// `Tool::TIMEOUT` and `ToolSpec.timeout`.
 #[tokio::test]
 async fn the_timeout_attribute_ends_a_typed_tool() {
     use pi_tool::IntoAgentTool;

@@ -6,10 +6,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use pi_tool::ToolInvocation;
 use pi_tool::{
     AbortController, AbortSignal, AgentTool, AgentToolResult, ExtensionContext, IntoAgentTool,
-    IntoToolDefinition, JsonToolResult, NoParams, OnUpdate, ToolError, ToolErrorKind,
-    ToolExecutionMode, ToolMetadata, TypedTool, json, pi_tool, pi_tools, wrap_tool_definition,
+    JsonToolResult, NoParams, OnUpdate, Tool, ToolError, ToolErrorKind, ToolExecutionMode, json,
+    pi_tool, pi_tools, wrap_tool_definition,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -135,8 +136,13 @@ async fn say_hi() -> Result<&'static str, ToolError> {
 
 async fn run(tool: &Arc<dyn AgentTool>, args: Value) -> Result<JsonToolResult, ToolError> {
     let args = tool.check_arguments(&args)?;
-    tool.execute("call-1", &args, AbortSignal::never(), OnUpdate::none())
-        .await
+    tool.execute(ToolInvocation::new(
+        "call-1",
+        &args,
+        AbortSignal::never(),
+        OnUpdate::none(),
+    ))
+    .await
 }
 
 #[test]
@@ -220,7 +226,12 @@ async fn four_argument_tool_runs_with_updates() {
     let raw = json!({"city": " Paris ", "unit": "fahrenheit"});
     let args = tool.check_arguments(&raw).unwrap();
     let result = tool
-        .execute("call-1", &args, AbortSignal::never(), on_update)
+        .execute(ToolInvocation::new(
+            "call-1",
+            &args,
+            AbortSignal::never(),
+            on_update,
+        ))
         .await
         .unwrap();
     assert_eq!(
@@ -251,12 +262,12 @@ async fn errors_and_aborts_become_tool_errors() {
     let call = tokio::spawn({
         let tool = tool.clone();
         async move {
-            tool.execute(
+            tool.execute(ToolInvocation::new(
                 "call-2",
                 &json!({"city": "Tokyo"}),
                 signal,
                 OnUpdate::none(),
-            )
+            ))
             .await
         }
     });
@@ -267,12 +278,12 @@ async fn errors_and_aborts_become_tool_errors() {
 
     // Arguments the params type rejects never reach the function.
     let error = tool
-        .execute(
+        .execute(ToolInvocation::new(
             "call-3",
             &json!({"town": "Paris"}),
             AbortSignal::never(),
             OnUpdate::none(),
-        )
+        ))
         .await
         .unwrap_err();
     assert_eq!(error.kind(), ToolErrorKind::InvalidArguments);
@@ -292,12 +303,9 @@ async fn errors_and_aborts_become_tool_errors() {
 
 #[tokio::test]
 async fn typed_tool_and_function_stay_callable() {
-    let result = TypedTool::execute(
+    let result = Tool::execute(
         &SayHi,
-        "id",
-        NoParams,
-        AbortSignal::never(),
-        OnUpdate::none(),
+        ToolInvocation::new("id", NoParams, AbortSignal::never(), OnUpdate::none()),
     )
     .await
     .unwrap();
@@ -307,16 +315,13 @@ async fn typed_tool_and_function_stay_callable() {
 
 #[tokio::test]
 async fn context_tool_is_a_definition_wrapped_with_a_fresh_context_per_call() {
-    let definition = WhereAmI.into_tool_definition();
+    let definition = WhereAmI.into_agent_tool();
     assert_eq!(definition.spec().name, "where_am_i");
     let ctx = ExtensionContext::builder("/srv/project").build();
     let direct = definition
         .execute(
-            "call-9",
-            &json!({}),
-            AbortSignal::never(),
-            OnUpdate::none(),
-            ctx,
+            ToolInvocation::new("call-9", &json!({}), AbortSignal::never(), OnUpdate::none())
+                .with_context(ctx),
         )
         .await
         .unwrap();
@@ -339,7 +344,7 @@ async fn context_tool_is_a_definition_wrapped_with_a_fresh_context_per_call() {
     assert_eq!(made.load(Ordering::SeqCst), 2);
 
     // A four-argument tool is a definition too (the context is ignored).
-    let plain = GetWeather.into_tool_definition();
+    let plain = GetWeather.into_agent_tool();
     assert_eq!(plain.spec().label, "Get weather");
 }
 
@@ -395,7 +400,7 @@ async fn impl_block_tools_share_state() {
         "5"
     );
     assert_eq!(run(&tools[1], json!({})).await.unwrap().text_content(), "5");
-    assert_eq!(counter.tool_definitions().len(), 2);
+    assert_eq!(counter.tools().len(), 2);
     assert_eq!(ReadTool::NAME, "read_counter");
     assert_eq!(
         format!("{:?}", ReadTool::new(counter.clone())),

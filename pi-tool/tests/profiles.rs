@@ -5,6 +5,7 @@ mod common;
 
 use common::catalogue::{self, *};
 use common::snapshot;
+use pi_tool::ToolInvocation;
 use pi_tool::profiles::{
     self, ApiShape, Profile, assert_portable, export, portability_report, verify,
 };
@@ -602,10 +603,7 @@ fn export_accepts_agent_tools() {
         }
         async fn execute(
             &self,
-            _: &str,
-            _: &Value,
-            _: pi_tool::AbortSignal,
-            _: pi_tool::OnUpdate<Option<pi_tool::JsonDetails>>,
+            _call: ToolInvocation<'_>,
         ) -> Result<pi_tool::JsonToolResult, pi_tool::ToolError> {
             Err(pi_tool::ToolError::new("not called"))
         }

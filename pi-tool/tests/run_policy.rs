@@ -8,12 +8,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use pi_tool::ToolInvocation;
 use pi_tool::agent::{Agent, AgentOptions, AssistantContent, FauxModel, FauxTurn, Message};
 use pi_tool::safety::ResultBudget;
 use pi_tool::session::AgentSession;
 use pi_tool::{
-    AbortSignal, AgentTool, JsonDetails, JsonToolResult, OnUpdate, ToolError, ToolSchema, ToolSpec,
-    Value, async_trait, json,
+    AbortSignal, AgentTool, JsonToolResult, OnUpdate, ToolError, ToolSchema, ToolSpec, Value,
+    async_trait, json,
 };
 
 type Body = dyn Fn() -> Pin<Box<dyn Future<Output = Result<JsonToolResult, ToolError>> + Send>>
@@ -30,13 +31,11 @@ impl AgentTool for AsyncTool {
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
-    async fn execute(
-        &self,
-        _id: &str,
-        _params: &Value,
-        _signal: AbortSignal,
-        _on_update: OnUpdate<Option<JsonDetails>>,
-    ) -> Result<JsonToolResult, ToolError> {
+    async fn execute(&self, call: ToolInvocation<'_>) -> Result<JsonToolResult, ToolError> {
+        let _id = call.id;
+        let _params = call.params;
+        let _signal = call.signal;
+        let _on_update = call.on_update;
         (self.body)().await
     }
 }
@@ -191,13 +190,11 @@ impl AgentTool for PanickyPrepare {
     ) -> Result<std::borrow::Cow<'a, Value>, ToolError> {
         panic!("bad shim")
     }
-    async fn execute(
-        &self,
-        _id: &str,
-        _params: &Value,
-        _signal: AbortSignal,
-        _on_update: OnUpdate<Option<JsonDetails>>,
-    ) -> Result<JsonToolResult, ToolError> {
+    async fn execute(&self, call: ToolInvocation<'_>) -> Result<JsonToolResult, ToolError> {
+        let _id = call.id;
+        let _params = call.params;
+        let _signal = call.signal;
+        let _on_update = call.on_update;
         Ok(JsonToolResult::text("never", None))
     }
 }
@@ -220,11 +217,8 @@ async fn a_panicking_prepare_reads_the_same_on_every_host() {
     assert!(in_loop[0].1);
     let direct = pi_tool::call_contained(
         &*tool,
-        "c",
-        &json!({}),
+        ToolInvocation::new("c", &json!({}), AbortSignal::never(), OnUpdate::none()),
         &pi_tool::schema::ArgumentLimits::default(),
-        AbortSignal::never(),
-        OnUpdate::none(),
         None,
     )
     .await

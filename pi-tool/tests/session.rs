@@ -3,6 +3,8 @@
 
 use std::sync::{Arc, Mutex};
 
+use pi_tool::AgentTool;
+use pi_tool::ToolInvocation;
 use pi_tool::agent::{AssistantContent, FauxModel, FauxTurn, Message};
 use pi_tool::safety::Redactor;
 use pi_tool::session::{
@@ -10,9 +12,8 @@ use pi_tool::session::{
     ToolCallEvent, ToolResultEvent, ToolResultPatch,
 };
 use pi_tool::{
-    AbortSignal, AgentToolResult, ExtensionContext, ExtensionUi, JsonDetails, JsonSchema,
-    JsonToolResult, Mode, OnUpdate, ToolDefinition, ToolError, ToolMetadata, ToolSchema, ToolSpec,
-    TypedTool, Value, async_trait, json,
+    AgentToolResult, ExtensionContext, ExtensionUi, JsonSchema, JsonToolResult, Mode, Tool,
+    ToolError, ToolSchema, ToolSpec, Value, async_trait, json,
 };
 use serde::Deserialize;
 
@@ -25,18 +26,16 @@ struct FnTool {
 }
 
 #[async_trait]
-impl ToolDefinition for FnTool {
+impl AgentTool for FnTool {
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
-    async fn execute(
-        &self,
-        _id: &str,
-        params: &Value,
-        _signal: AbortSignal,
-        _on_update: OnUpdate<Option<JsonDetails>>,
-        ctx: ExtensionContext,
-    ) -> Result<JsonToolResult, ToolError> {
+    async fn execute(&self, call: ToolInvocation<'_>) -> Result<JsonToolResult, ToolError> {
+        let _id = call.id;
+        let params = call.params;
+        let _signal = call.signal;
+        let _on_update = call.on_update;
+        let ctx = call.context.unwrap_or_else(ExtensionContext::detached);
         (self.body)(params, &ctx)
     }
 }
@@ -49,7 +48,7 @@ fn tool_with(
     + Send
     + Sync
     + 'static,
-) -> Arc<dyn ToolDefinition> {
+) -> Arc<dyn AgentTool> {
     let schema = Arc::new(ToolSchema::from_json(
         json!({"type": "object", "properties": {}}),
     ));
@@ -62,7 +61,7 @@ fn tool_with(
     })
 }
 
-fn tool(name: &str, text: &str) -> Arc<dyn ToolDefinition> {
+fn tool(name: &str, text: &str) -> Arc<dyn AgentTool> {
     let text = text.to_owned();
     tool_with(name, None, &[], move |_, _| {
         Ok(AgentToolResult::text(text.clone(), None))
@@ -463,23 +462,21 @@ struct CityParams {
 
 struct CityTool;
 
-impl ToolMetadata for CityTool {
+impl Tool for CityTool {
     type Params = CityParams;
     type Details = ();
     const NAME: &'static str = "city_tool";
     const LABEL: &'static str = "City";
     const DESCRIPTION: &'static str = "Echo a city";
-}
 
-impl TypedTool for CityTool {
     async fn execute(
         &self,
-        _id: &str,
-        params: CityParams,
-        _signal: AbortSignal,
-        _on_update: OnUpdate<()>,
+        call: ToolInvocation<'_, CityParams, ()>,
     ) -> Result<AgentToolResult<()>, ToolError> {
-        Ok(AgentToolResult::text(format!("city {}", params.city), ()))
+        Ok(AgentToolResult::text(
+            format!("city {}", call.params.city),
+            (),
+        ))
     }
 }
 
@@ -715,7 +712,7 @@ async fn handlers_see_only_valid_calls_and_a_terminating_block_obeys_the_batch_r
             Arc::new(ToolSchema::from_json(json!(7))),
         ),
         body: Arc::new(|_, _| Ok(AgentToolResult::text("never", None))),
-    }) as Arc<dyn ToolDefinition>;
+    }) as Arc<dyn AgentTool>;
     let strict = tool("strict", "ran");
     let (model, stream) = faux(vec![
         FauxTurn::new(vec![

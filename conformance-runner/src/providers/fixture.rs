@@ -5,12 +5,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use pi_tool::ToolInvocation;
 use pi_tool::agent::{
     ApiKey, CacheRetention, Context, Message, Model, StreamOptions, ThinkingLevel, ToolChoice,
 };
-use pi_tool::{
-    AbortSignal, AgentTool, JsonDetails, JsonToolResult, OnUpdate, ToolError, ToolSchema, ToolSpec,
-};
+use pi_tool::{AgentTool, JsonToolResult, ToolError, ToolSchema, ToolSpec};
 use serde_json::{Map, Value, json};
 
 /// The key the recorder passes when a fixture's options name none (FORMAT.md §1.3).
@@ -388,13 +387,11 @@ impl AgentTool for FixtureTool {
         &self.spec
     }
 
-    async fn execute(
-        &self,
-        _tool_call_id: &str,
-        _params: &Value,
-        _signal: AbortSignal,
-        _on_update: OnUpdate<Option<JsonDetails>>,
-    ) -> Result<JsonToolResult, ToolError> {
+    async fn execute(&self, call: ToolInvocation<'_>) -> Result<JsonToolResult, ToolError> {
+        let _tool_call_id = call.id;
+        let _params = call.params;
+        let _signal = call.signal;
+        let _on_update = call.on_update;
         // A provider fixture is one model call: the loop that would execute tools is not
         // part of it.
         Err(ToolError::new(format!(

@@ -24,11 +24,7 @@ async fn main() {
         }
     };
     for entry in pack.entries() {
-        println!(
-            "mounted {} (from {})",
-            entry.definition.spec().name,
-            entry.owner
-        );
+        println!("mounted {} (from {})", entry.tool.spec().name, entry.owner);
     }
     let model = FauxModel::new(vec![
         FauxTurn::new(vec![
@@ -41,7 +37,7 @@ async fn main() {
         ]),
         FauxTurn::text("Paris: 18 and 20 °C, that is up to 68 °F."),
     ]);
-    let agent = Agent::new(AgentOptions::new(Arc::new(model)).tools(pack.into_agent_tools()));
+    let agent = Agent::new(AgentOptions::new(Arc::new(model)).tools(pack.tools()));
     agent.subscribe(|event, _| {
         if let AgentEvent::ToolExecutionEnd {
             tool_name, result, ..

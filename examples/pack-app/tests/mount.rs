@@ -1,5 +1,6 @@
 //! Mounting packs from other crates: names, owners, merge conflicts, and a real call.
 
+use pi_tool::ToolInvocation;
 use pi_tool::{AbortSignal, OnUpdate, PackError, ToolPack, json, tool_pack};
 use weather_example::GetWeather;
 
@@ -54,12 +55,17 @@ fn renaming_and_filtering_keep_names_valid_and_unique() {
 
 #[tokio::test]
 async fn a_mounted_method_tool_shares_its_state_and_validates_arguments() {
-    let tools = forecast_pack::pack().into_agent_tools();
+    let tools = forecast_pack::pack().tools();
     let forecast = tools.iter().find(|t| t.name() == "get_forecast").unwrap();
     let args = json!({"city": "tokyo", "days": 2});
     let params = forecast.check_arguments(&args).unwrap();
     let result = forecast
-        .execute("c1", &params, AbortSignal::never(), OnUpdate::none())
+        .execute(ToolInvocation::new(
+            "c1",
+            &params,
+            AbortSignal::never(),
+            OnUpdate::none(),
+        ))
         .await
         .unwrap();
     assert_eq!(result.text_content(), "Tokyo: 24°C, 23°C");
@@ -77,7 +83,7 @@ fn every_mounted_tool_is_portable_to_every_provider() {
     use pi_tool::profiles::{Profile, assert_portable};
     let pack = tool_pack![GetWeather].merge(forecast_pack::pack()).unwrap();
     assert_portable(
-        &pack.definitions(),
+        &pack.tools(),
         &[
             Profile::Mcp,
             Profile::Anthropic,

@@ -25,11 +25,11 @@ pub fn pack() -> ToolPack {
 
 #[cfg(test)]
 mod tests {
-    use pt::{AbortSignal, OnUpdate, json};
+    use pt::{AbortSignal, OnUpdate, ToolInvocation, json};
 
     #[tokio::test]
     async fn the_tool_works_through_the_renamed_crate() {
-        let tools = super::pack().into_agent_tools();
+        let tools = super::pack().tools();
         let shout = &tools[0];
         assert_eq!(
             shout.spec().description,
@@ -38,7 +38,12 @@ mod tests {
         let args = json!({"text": "hi"});
         let params = shout.check_arguments(&args).unwrap();
         let result = shout
-            .execute("c", &params, AbortSignal::never(), OnUpdate::none())
+            .execute(ToolInvocation::new(
+                "c",
+                &params,
+                AbortSignal::never(),
+                OnUpdate::none(),
+            ))
             .await
             .unwrap();
         assert_eq!(result.text_content(), "HI");

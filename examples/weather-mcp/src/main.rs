@@ -20,8 +20,8 @@
 use std::time::Duration;
 
 use pi_tool::{
-    AbortSignal, AgentToolResult, OnUpdate, ToolError, ToolErrorKind, ToolExecutionMode,
-    ToolMetadata, ToolOwner, ToolPack, TypedTool,
+    AgentToolResult, Tool, ToolError, ToolErrorKind, ToolExecutionMode, ToolInvocation, ToolOwner,
+    ToolPack,
 };
 use pi_tool_mcp::{CallEnd, CallOutcome, PackServer};
 use weather_example::{GetWeather, LOOKUP_DELAY, WeatherDetails, WeatherParams, lookup_weather};
@@ -33,9 +33,9 @@ struct GetWeatherWithDelay {
     delay: Duration,
 }
 
-impl ToolMetadata for GetWeatherWithDelay {
-    type Params = <GetWeather as ToolMetadata>::Params;
-    type Details = <GetWeather as ToolMetadata>::Details;
+impl Tool for GetWeatherWithDelay {
+    type Params = <GetWeather as Tool>::Params;
+    type Details = <GetWeather as Tool>::Details;
     const NAME: &'static str = GetWeather::NAME;
     const LABEL: &'static str = GetWeather::LABEL;
     const DESCRIPTION: &'static str = GetWeather::DESCRIPTION;
@@ -43,17 +43,12 @@ impl ToolMetadata for GetWeatherWithDelay {
     const TIMEOUT: Option<Duration> = GetWeather::TIMEOUT;
     const PROMPT_SNIPPET: Option<&'static str> = GetWeather::PROMPT_SNIPPET;
     const PROMPT_GUIDELINES: &'static [&'static str] = GetWeather::PROMPT_GUIDELINES;
-}
 
-impl TypedTool for GetWeatherWithDelay {
     async fn execute(
         &self,
-        _tool_call_id: &str,
-        params: WeatherParams,
-        signal: AbortSignal,
-        on_update: OnUpdate<WeatherDetails>,
+        call: ToolInvocation<'_, WeatherParams, WeatherDetails>,
     ) -> Result<AgentToolResult<WeatherDetails>, ToolError> {
-        lookup_weather(params, signal, on_update, self.delay).await
+        lookup_weather(call.params, call.signal, call.on_update, self.delay).await
     }
 }
 

@@ -33,6 +33,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use pi_tool::ToolInvocation;
 use pi_tool::{
     AbortSignal, AgentTool, AgentToolResult, IntoAgentTool, OnUpdate, ToolError, Value, pi_tool,
 };
@@ -54,7 +55,12 @@ async fn get_weather_instant(
 /// The result is dropped inside the measurement, as the floor drops its params.
 fn call(tool: &dyn AgentTool, args: &Value, signal: &AbortSignal) -> bool {
     let params = tool.check_arguments(args).expect("valid arguments");
-    let future = pin!(tool.execute("call_1", &params, signal.clone(), OnUpdate::none()));
+    let future = pin!(tool.execute(ToolInvocation::new(
+        "call_1",
+        &params,
+        signal.clone(),
+        OnUpdate::none()
+    )));
     match future.poll(&mut Context::from_waker(Waker::noop())) {
         // The details are JSON text by now (serialised once, as the loop hands them on).
         Poll::Ready(result) => result.expect("tool succeeds").details.is_some(),

@@ -4,10 +4,10 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use pi_tool::ToolInvocation;
 use pi_tool::{
-    AbortSignal, AgentToolResult, ExtensionContext, IntoAgentTool, IntoToolDefinition,
-    JsonToolResult, Mode, OnUpdate, ToolError, ToolExecutionMode, ToolMetadata, json, pi_tool,
-    wrap_tool_definition,
+    AbortSignal, AgentToolResult, ExtensionContext, IntoAgentTool, JsonToolResult, Mode, OnUpdate,
+    Tool, ToolError, ToolExecutionMode, json, pi_tool, wrap_tool_definition,
 };
 use weather_example::{GetWeather, WeatherDetails, WeatherParams, get_weather};
 
@@ -78,7 +78,12 @@ async fn json_level_call_validates_runs_and_serialises() {
     let params = tool.check_arguments(&args).unwrap();
     let (on_update, updates) = recorder();
     let result = tool
-        .execute("call_1", &params, AbortSignal::never(), on_update)
+        .execute(ToolInvocation::new(
+            "call_1",
+            &params,
+            AbortSignal::never(),
+            on_update,
+        ))
         .await
         .unwrap();
     assert_eq!(
@@ -143,7 +148,7 @@ async fn get_weather_session(
 async fn five_argument_form_gets_a_fresh_context_per_call() {
     let built = Arc::new(AtomicUsize::new(0));
     let counter = built.clone();
-    let tool = wrap_tool_definition(GetWeatherSession.into_tool_definition(), move || {
+    let tool = wrap_tool_definition(GetWeatherSession.into_agent_tool(), move || {
         counter.fetch_add(1, Ordering::SeqCst);
         ExtensionContext::builder("/tmp").mode(Mode::Rpc).build()
     });
@@ -156,7 +161,12 @@ async fn five_argument_form_gets_a_fresh_context_per_call() {
         let args = json!({ "city": city });
         let params = tool.check_arguments(&args).unwrap();
         let result = tool
-            .execute("c", &params, AbortSignal::never(), OnUpdate::none())
+            .execute(ToolInvocation::new(
+                "c",
+                &params,
+                AbortSignal::never(),
+                OnUpdate::none(),
+            ))
             .await
             .unwrap();
         assert!(result.text_content().starts_with(city));

@@ -45,7 +45,7 @@ use crate::details::JsonDetails;
 use crate::error::{ABORTED_MESSAGE, ToolError, ToolErrorKind};
 use crate::mode::ToolExecutionMode;
 use crate::result::JsonToolResult;
-use crate::tool::AgentTool;
+use crate::tool::{AgentTool, ToolInvocation};
 
 /// The tool results of one batch and whether it ends the run.
 pub(crate) struct BatchOutcome {
@@ -357,15 +357,9 @@ impl<'a> Batch<'a> {
             return (error_result(ABORTED_MESSAGE), Some(ABORTED));
         }
         let timeout = tool.spec().timeout.or(self.config.policy.tool_timeout);
-        let outcome = execute_contained(
-            &*tool,
-            &call.id,
-            &args,
-            self.signal.clone(),
-            on_update.clone(),
-            timeout,
-        )
-        .await;
+        let invocation =
+            ToolInvocation::new(&call.id, &*args, self.signal.clone(), on_update.clone());
+        let outcome = execute_contained(&*tool, invocation, timeout).await;
         on_update.close();
         YieldOnce::new().await;
         let (result, error_type) = match outcome {

@@ -20,9 +20,9 @@ use serde_json::{Map, Value, json};
 
 use super::checks::{ANTHROPIC_MAX_OPTIONAL, ANTHROPIC_MAX_STRICT_TOOLS, ANTHROPIC_MAX_UNIONS};
 use super::{Outcome, Profile, ReverseMap};
-use crate::tool::{AgentTool, ToolDefinition, ToolSpec};
+use crate::tool::{AgentTool, ToolSpec};
 
-/// Anything that has a [`ToolSpec`]: specs, `Arc<dyn AgentTool>`, `Arc<dyn ToolDefinition>`.
+/// Anything that has a [`ToolSpec`]: specs, `Arc<dyn AgentTool>`.
 pub trait SpecSource {
     /// The tool's spec.
     fn tool_spec(&self) -> &ToolSpec;
@@ -35,12 +35,6 @@ impl SpecSource for ToolSpec {
 }
 
 impl SpecSource for Arc<dyn AgentTool> {
-    fn tool_spec(&self) -> &ToolSpec {
-        self.spec()
-    }
-}
-
-impl SpecSource for Arc<dyn ToolDefinition> {
     fn tool_spec(&self) -> &ToolSpec {
         self.spec()
     }

@@ -289,9 +289,9 @@ mod tests {
     use serde_json::Value;
 
     use super::*;
-    use crate::JsonDetails;
+
     use crate::schema::ToolSchema;
-    use crate::{AbortSignal, JsonToolResult, OnUpdate, ToolError, ToolSpec};
+    use crate::{JsonToolResult, ToolError, ToolSpec};
 
     struct SpecOnly(ToolSpec);
 
@@ -303,10 +303,7 @@ mod tests {
 
         async fn execute(
             &self,
-            _: &str,
-            _: &Value,
-            _: AbortSignal,
-            _: OnUpdate<Option<JsonDetails>>,
+            _call: crate::ToolInvocation<'_>,
         ) -> Result<JsonToolResult, ToolError> {
             Err(ToolError::new("not called"))
         }

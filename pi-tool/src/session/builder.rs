@@ -23,7 +23,7 @@ use crate::context::{ExtensionUi, Mode};
 use crate::mode::ToolExecutionMode;
 use crate::pack::ToolOwner;
 use crate::safety::{Redactor, ResultBudget};
-use crate::tool::{AgentTool, IntoToolDefinition, ToolDefinition};
+use crate::tool::{AgentTool, IntoAgentTool};
 
 impl AgentSession {
     /// Starts a session on this model implementation (a provider, or
@@ -51,7 +51,7 @@ impl AgentSession {
 pub struct AgentSessionBuilder {
     stream_fn: Arc<dyn StreamFn>,
     model: Model,
-    custom_tools: Vec<Arc<dyn ToolDefinition>>,
+    custom_tools: Vec<Arc<dyn AgentTool>>,
     extensions: Vec<Arc<dyn Extension>>,
     tools: Option<Vec<String>>,
     exclude_tools: Vec<String>,
@@ -74,18 +74,18 @@ impl AgentSessionBuilder {
         self
     }
 
-    /// Adds a custom tool (a typed tool or an `Arc<dyn ToolDefinition>`); it receives
+    /// Adds a custom tool (a typed tool or an `Arc<dyn AgentTool>`); it receives
     /// the session's context.
     #[must_use]
-    pub fn custom_tool(mut self, tool: impl IntoToolDefinition) -> Self {
-        self.custom_tools.push(tool.into_tool_definition());
+    pub fn custom_tool(mut self, tool: impl IntoAgentTool) -> Self {
+        self.custom_tools.push(tool.into_agent_tool());
         self
     }
 
     /// Adds a plain four-argument tool as a custom tool (the context is dropped).
     #[must_use]
     pub fn agent_tool(mut self, tool: Arc<dyn AgentTool>) -> Self {
-        self.custom_tools.push(tool.into_tool_definition());
+        self.custom_tools.push(tool.into_agent_tool());
         self
     }
 

@@ -18,7 +18,7 @@ use super::facade::ActiveToolsChange;
 use super::handlers::{ToolCallHandler, ToolExecutionHandler, ToolResultHandler};
 use super::shared::Shared;
 use crate::pack::ToolOwner;
-use crate::tool::IntoToolDefinition;
+use crate::tool::IntoAgentTool;
 
 /// Pi's message for an action method called while extensions load.
 pub const NOT_INITIALIZED_MESSAGE: &str =
@@ -97,9 +97,9 @@ impl ExtensionApi {
     /// Registers a tool (Pi's `pi.registerTool`). Registering a name this extension
     /// already registered replaces that tool; a name another owner registered is an
     /// error. At run time an allowed new tool becomes active immediately.
-    pub fn register_tool(&self, tool: impl IntoToolDefinition) -> Result<(), SessionError> {
+    pub fn register_tool(&self, tool: impl IntoAgentTool) -> Result<(), SessionError> {
         self.shared()?
-            .register_tool(self.index, tool.into_tool_definition())
+            .register_tool(self.index, tool.into_agent_tool())
     }
 
     /// Adds a `tool_call` handler (runs after the handlers registered before it).

@@ -17,7 +17,7 @@ use super::shared::{Shared, lock};
 use super::store::SessionManager;
 use crate::agent::{Agent, AgentEvent};
 use crate::context::{ExtensionContext, ExtensionUi, Mode};
-use crate::tool::ToolDefinition;
+use crate::tool::AgentTool;
 /// A failing extension handler, reported to the session's subscribers (Pi's
 /// `bindExtensions({onError})`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -170,7 +170,7 @@ impl AgentSession {
     }
 
     /// The definition registered under `name`.
-    pub fn tool_definition(&self, name: &str) -> Option<Arc<dyn ToolDefinition>> {
+    pub fn tool_definition(&self, name: &str) -> Option<Arc<dyn AgentTool>> {
         lock(&self.shared.state)
             .registry
             .iter()

@@ -28,7 +28,7 @@ use crate::content::Content;
 use crate::context::ExtensionContext;
 use crate::details::JsonDetails;
 use crate::error::ToolError;
-use crate::tool::{ToolMetadata, deserialize_params};
+use crate::tool::{Tool, deserialize_params};
 
 /// A `tool_call` handler's decision (Pi's `{block, reason, terminate}`): the agent's
 /// [`BeforeToolCallResult`], under the session's name.
@@ -48,14 +48,14 @@ pub struct ToolCallEvent {
 
 impl ToolCallEvent {
     /// Whether this call is to the typed tool `T` (by name).
-    pub fn is<T: ToolMetadata>(&self) -> bool {
+    pub fn is<T: Tool>(&self) -> bool {
         self.tool_name == T::NAME
     }
 
     /// The input as `T`'s own params type, when this call is to `T` (Pi's
     /// `isToolCallEventType<"get_weather", P>`): `None` for another tool, `Some(Err)` when
     /// the input (changed by an earlier handler) no longer fits the params type.
-    pub fn input_for<T: ToolMetadata>(&self) -> Option<Result<T::Params, ToolError>> {
+    pub fn input_for<T: Tool>(&self) -> Option<Result<T::Params, ToolError>> {
         self.input_as::<T::Params>(T::NAME)
     }
 

@@ -26,18 +26,17 @@
 //! use std::sync::Arc;
 //! use pi_tool::agent::{AssistantContent, FauxModel, FauxTurn};
 //! use pi_tool::session::{AgentSession, FnExtension, ToolCallDecision, ToolCallEvent};
-//! use pi_tool::{ExtensionContext, ToolDefinition, json};
-//! # use pi_tool::{AbortSignal, JsonDetails, JsonToolResult, OnUpdate, ToolError, ToolSchema, ToolSpec, Value};
+//! use pi_tool::{AgentTool, ExtensionContext, json};
+//! # use pi_tool::{JsonToolResult, ToolError, ToolInvocation, ToolSchema, ToolSpec};
 //! # struct Echo(ToolSpec);
 //! # #[pi_tool::async_trait]
-//! # impl ToolDefinition for Echo {
+//! # impl AgentTool for Echo {
 //! #     fn spec(&self) -> &ToolSpec { &self.0 }
-//! #     async fn execute(&self, _: &str, p: &Value, _: AbortSignal, _: OnUpdate<Option<JsonDetails>>,
-//! #         _: ExtensionContext) -> Result<JsonToolResult, ToolError> {
-//! #         Ok(JsonToolResult::text(p.to_string(), None))
+//! #     async fn execute(&self, call: ToolInvocation<'_>) -> Result<JsonToolResult, ToolError> {
+//! #         Ok(JsonToolResult::text(call.params.to_string(), None))
 //! #     }
 //! # }
-//! # fn echo(name: &str) -> Arc<dyn ToolDefinition> {
+//! # fn echo(name: &str) -> Arc<dyn AgentTool> {
 //! #     let schema = Arc::new(ToolSchema::from_json(json!({"type": "object"})));
 //! #     let mut spec = ToolSpec::new(name, "echo", schema);
 //! #     spec.prompt_snippet = Some(format!("Echo ({name})"));

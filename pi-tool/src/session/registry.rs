@@ -16,7 +16,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::pack::{PackError, ToolOwner};
-use crate::tool::ToolDefinition;
+use crate::tool::AgentTool;
 
 /// The owner of the builder's custom tools.
 pub const CUSTOM_TOOLS_OWNER: &str = "custom tools";
@@ -44,7 +44,7 @@ impl ToolSource {
 #[derive(Clone)]
 pub struct RegisteredTool {
     /// The definition (also its spec: name, snippet, guidelines).
-    pub definition: Arc<dyn ToolDefinition>,
+    pub definition: Arc<dyn AgentTool>,
     /// Who registered it.
     pub owner: ToolOwner,
     /// Where it came from.
@@ -108,7 +108,7 @@ impl ToolFilter {
 /// Checks that no name has two owners (before filtering: a conflict is a bug in the
 /// host's setup whether or not the allowlist happens to hide it).
 pub(crate) fn check_unique<'a>(
-    tools: impl IntoIterator<Item = (&'a ToolOwner, &'a Arc<dyn ToolDefinition>)>,
+    tools: impl IntoIterator<Item = (&'a ToolOwner, &'a Arc<dyn AgentTool>)>,
 ) -> Result<(), DuplicateToolError> {
     let mut seen: Vec<(&str, &ToolOwner)> = Vec::new();
     let mut conflicts = Vec::new();
@@ -211,7 +211,7 @@ mod tests {
                 ));
                 let spec = crate::tool::ToolSpec::new(*n, "d", schema);
                 RegisteredTool {
-                    definition: Arc::new(SpecOnly(spec)) as Arc<dyn ToolDefinition>,
+                    definition: Arc::new(SpecOnly(spec)) as Arc<dyn AgentTool>,
                     owner: ToolOwner::new("o"),
                     source: ToolSource::Custom,
                 }
@@ -222,17 +222,13 @@ mod tests {
     struct SpecOnly(crate::tool::ToolSpec);
 
     #[async_trait::async_trait]
-    impl ToolDefinition for SpecOnly {
+    impl AgentTool for SpecOnly {
         fn spec(&self) -> &crate::tool::ToolSpec {
             &self.0
         }
         async fn execute(
             &self,
-            _: &str,
-            _: &serde_json::Value,
-            _: crate::abort::AbortSignal,
-            _: crate::update::OnUpdate<Option<crate::details::JsonDetails>>,
-            _: crate::context::ExtensionContext,
+            _call: crate::ToolInvocation<'_>,
         ) -> Result<crate::result::JsonToolResult, crate::error::ToolError> {
             Ok(crate::result::JsonToolResult::error("unused"))
         }

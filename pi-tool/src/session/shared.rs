@@ -19,7 +19,7 @@ use crate::context::{ExtensionContext, ExtensionUi, Mode, SessionLink};
 use crate::error::ToolError;
 use crate::pack::{ToolOwner, check_tool_name};
 use crate::safety::Redactor;
-use crate::tool::{AgentTool, ToolDefinition, ToolSpec};
+use crate::tool::{AgentTool, ToolSpec};
 
 use super::facade::{ActiveToolsChange, SessionEvent, SubscriptionId};
 use super::tool::SessionTool;
@@ -28,7 +28,7 @@ pub(crate) type SessionListener = Arc<dyn Fn(&SessionEvent) + Send + Sync>;
 
 pub(crate) struct ExtensionSlot {
     pub(crate) owner: ToolOwner,
-    pub(crate) tools: Vec<Arc<dyn ToolDefinition>>,
+    pub(crate) tools: Vec<Arc<dyn AgentTool>>,
     pub(crate) tool_call: Vec<Arc<dyn ToolCallHandler>>,
     pub(crate) tool_result: Vec<Arc<dyn ToolResultHandler>>,
     pub(crate) tool_execution: Vec<Arc<dyn ToolExecutionHandler>>,
@@ -57,7 +57,7 @@ pub(crate) struct Shared {
     pub(crate) agent: Agent,
     pub(crate) state: Mutex<State>,
     pub(crate) cwd: std::path::PathBuf,
-    pub(crate) custom_tools: Vec<Arc<dyn ToolDefinition>>,
+    pub(crate) custom_tools: Vec<Arc<dyn AgentTool>>,
     pub(crate) filter: ToolFilter,
     pub(crate) prompt: SystemPrompt,
     pub(crate) redactor: Option<Redactor>,
@@ -76,7 +76,7 @@ pub(crate) struct SharedParts {
     pub(crate) cwd: std::path::PathBuf,
     pub(crate) mode: Mode,
     pub(crate) ui: Option<Arc<dyn ExtensionUi>>,
-    pub(crate) custom_tools: Vec<Arc<dyn ToolDefinition>>,
+    pub(crate) custom_tools: Vec<Arc<dyn AgentTool>>,
     pub(crate) filter: ToolFilter,
     pub(crate) prompt: SystemPrompt,
     pub(crate) redactor: Option<Redactor>,
@@ -142,10 +142,7 @@ impl Shared {
     }
 
     /// Every tool with its owner, in registry order before filtering.
-    pub(crate) fn all_sources(
-        state: &State,
-        custom: &[Arc<dyn ToolDefinition>],
-    ) -> Vec<RegisteredTool> {
+    pub(crate) fn all_sources(state: &State, custom: &[Arc<dyn AgentTool>]) -> Vec<RegisteredTool> {
         let custom_owner = ToolOwner::new(CUSTOM_TOOLS_OWNER);
         let mut tools: Vec<RegisteredTool> = Vec::new();
         for slot in &state.extensions {
@@ -252,7 +249,7 @@ impl Shared {
     pub(crate) fn register_tool(
         self: &Arc<Self>,
         index: usize,
-        definition: Arc<dyn ToolDefinition>,
+        definition: Arc<dyn AgentTool>,
     ) -> Result<(), SessionError> {
         let mut state = lock(&self.state);
         let Some(owner) = state.extensions.get(index).map(|s| s.owner.clone()) else {

@@ -7,19 +7,16 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use super::SessionError;
-use crate::abort::AbortSignal;
-use crate::details::JsonDetails;
 use crate::error::ToolError;
 use crate::result::JsonToolResult;
-use crate::tool::{AgentTool, ToolDefinition, ToolSpec};
-use crate::update::OnUpdate;
+use crate::tool::{AgentTool, ToolInvocation, ToolSpec};
 
 use super::shared::Shared;
 
 /// A registered definition as the agent sees it: a fresh context per execute (Pi's
 /// `wrapToolDefinition(def, () => runner.createContext())`) and redacted errors.
 pub(crate) struct SessionTool {
-    pub(crate) definition: Arc<dyn ToolDefinition>,
+    pub(crate) definition: Arc<dyn AgentTool>,
     pub(crate) shared: Weak<Shared>,
 }
 
@@ -36,22 +33,13 @@ impl AgentTool for SessionTool {
         self.definition.prepare_arguments(arguments)
     }
 
-    async fn execute(
-        &self,
-        tool_call_id: &str,
-        params: &Value,
-        signal: AbortSignal,
-        on_update: OnUpdate<Option<JsonDetails>>,
-    ) -> Result<JsonToolResult, ToolError> {
+    async fn execute(&self, call: ToolInvocation<'_>) -> Result<JsonToolResult, ToolError> {
         let Some(shared) = self.shared.upgrade().filter(|s| !s.is_disposed()) else {
             return Err(ToolError::new(SessionError::Disposed.to_string()));
         };
-        let ctx = shared.context(Some(signal.clone()));
+        let ctx = shared.context(Some(call.signal.clone()));
         let active_before = shared.active_snapshot();
-        let outcome = self
-            .definition
-            .execute(tool_call_id, params, signal, on_update, ctx)
-            .await;
+        let outcome = self.definition.execute(call.with_context(ctx)).await;
         match outcome {
             Ok(mut result) => {
                 stamp_added_tools(&mut result, &active_before, &shared.active_snapshot());

@@ -1,6 +1,6 @@
 // One mistake (no description) gives one error, even where the tool is used: the
 // fallback still defines `GetWeather` as a tool.
-use pi_tool::{pi_tool, IntoAgentTool, ToolError, ToolMetadata};
+use pi_tool::{pi_tool, IntoAgentTool, ToolError, Tool};
 use serde::Deserialize;
 
 #[derive(Deserialize, pi_tool::JsonSchema)]

@@ -26,5 +26,5 @@ fn main() {
     let weather = Arc::new(Weather { cache: Default::default() });
     let _one = weather.get_weather_tool().into_agent_tool();
     let _all = weather.tools();
-    let _defs = weather.tool_definitions();
+    let _defs = weather.tools();
 }

@@ -1,7 +1,7 @@
 //! Every key at once.
 use std::time::Duration;
 
-use pi_tool::{ToolError, ToolExecutionMode, ToolMetadata, pi_tool};
+use pi_tool::{ToolError, ToolExecutionMode, Tool, pi_tool};
 
 #[pi_tool(
     name = "lookup-user",

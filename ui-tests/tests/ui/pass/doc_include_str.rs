@@ -1,5 +1,5 @@
 //! A description from a Markdown file, with doc lines around it.
-use pi_tool::{ToolError, ToolMetadata, pi_tool};
+use pi_tool::{ToolError, Tool, pi_tool};
 
 /// Searches the notes.
 ///

@@ -1,8 +1,5 @@
 //! Pi's five-argument form: with an `ExtensionContext` the tool is a definition.
-use pi_tool::{
-    AbortSignal, AgentToolResult, ExtensionContext, IntoToolDefinition, NoDetails, OnUpdate,
-    ToolError, pi_tool, wrap_tool_definition,
-};
+use pi_tool::{AbortSignal, AgentToolResult, ExtensionContext, IntoAgentTool, NoDetails, OnUpdate, ToolError, pi_tool, wrap_tool_definition};
 use serde::Deserialize;
 
 #[derive(Deserialize, pi_tool::JsonSchema)]
@@ -27,7 +24,7 @@ pub async fn read_file(
 }
 
 fn main() {
-    let definition = ReadFile.into_tool_definition();
+    let definition = ReadFile.into_agent_tool();
     let tool = wrap_tool_definition(definition, ExtensionContext::detached);
     assert_eq!(tool.name(), "read_file");
 }

@@ -2,7 +2,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use pi_tool::{ExtensionContext, ToolError, ToolMetadata, pi_tools};
+use pi_tool::{ExtensionContext, ToolError, Tool, pi_tools};
 use serde::Deserialize;
 
 pub struct Counter {
@@ -52,11 +52,11 @@ fn main() {
     let tools = counter.tools();
     assert_eq!(tools.len(), 2);
     assert_eq!(tools[1].name(), "read_counter");
-    assert_eq!(counter.tool_definitions().len(), 2);
+    assert_eq!(counter.tools().len(), 2);
     let _add: AddTool = counter.add_tool();
     assert_eq!(ReadTool::NAME, "read_counter");
     assert_eq!(counter.current(), 0);
     let session = Arc::new(Session);
-    assert_eq!(session.tool_definitions().len(), 1);
+    assert_eq!(session.tools().len(), 1);
     let _ = WhereAmITool::new(session.clone());
 }

@@ -1,10 +1,7 @@
 //! A `#[pi_tools]` method with every role: call id, params, signal, updates, context.
 use std::sync::Arc;
 
-use pi_tool::{
-    AbortSignal, AgentToolResult, ExtensionContext, OnUpdate, ToolError, pi_tools,
-    wrap_tool_definition,
-};
+use pi_tool::{AbortSignal, AgentToolResult, ExtensionContext, OnUpdate, ToolError, pi_tools, wrap_tool_definition};
 use serde::{Deserialize, Serialize};
 
 pub struct Jobs {
@@ -52,7 +49,7 @@ impl Jobs {
 fn main() {
     let jobs = Arc::new(Jobs { prefix: String::new() });
     // A context tool: no `tools()`, only definitions, which a host wraps.
-    let definitions = jobs.tool_definitions();
+    let definitions = jobs.tools();
     assert_eq!(definitions.len(), 2);
     let tool = wrap_tool_definition(definitions[0].clone(), ExtensionContext::detached);
     assert_eq!(tool.name(), "run_job");

@@ -2,7 +2,7 @@
 //! still honoured, and with a renamed pi-tool.
 extern crate pi_tool as pt;
 
-use pi_tool::{ToolError, ToolMetadata, pi_tool};
+use pi_tool::{ToolError, Tool, pi_tool};
 
 /// The arguments.
 #[pi_tool::params]

@@ -1,5 +1,5 @@
 //! Only the params: every other argument left out.
-use pi_tool::{IntoAgentTool, ToolError, ToolMetadata, pi_tool};
+use pi_tool::{IntoAgentTool, ToolError, Tool, pi_tool};
 use serde::Deserialize;
 
 #[derive(Deserialize, pi_tool::JsonSchema)]

@@ -11,7 +11,7 @@ extern crate pi_tool as pt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use pt::{IntoAgentTool, ToolError, ToolMetadata, pi_tool, pi_tools};
+use pt::{IntoAgentTool, ToolError, Tool, pi_tool, pi_tools};
 use serde::Deserialize;
 
 /// A crate re-exporting pi-tool, as a framework built on it would.
@@ -98,7 +98,7 @@ fn main() {
     assert_eq!(Report::DESCRIPTION, "reached through the shim");
 
     let counter = Arc::new(Counter { count: AtomicU64::new(0) });
-    let definitions = counter.tool_definitions();
+    let definitions = counter.tools();
     assert_eq!(definitions.len(), 2);
     assert_eq!(definitions[1].spec().name, "read_counter");
     assert_eq!(ReadTool::DESCRIPTION, "Reads the counter.\nNever changes it.");

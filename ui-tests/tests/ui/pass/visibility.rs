@@ -10,7 +10,7 @@ mod tools {
 }
 
 fn main() {
-    use pi_tool::ToolMetadata;
+    use pi_tool::Tool;
     assert_eq!(tools::Hello::NAME, "hello");
     let _ = tools::hello;
 }
