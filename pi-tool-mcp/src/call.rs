@@ -13,6 +13,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use pi_tool::ToolInvocation;
 use pi_tool::agent::RunPolicy;
 use pi_tool::agent::telemetry::{self, ToolCallSpan};
 use pi_tool::schema::ArgumentLimits;

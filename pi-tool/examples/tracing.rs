@@ -92,7 +92,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let agent = Agent::new(
         AgentOptions::new(Arc::new(model))
             .model(FauxModel::model())
-            .tools(pi_tool::tool_pack![GetWeather].into_agent_tools())
+            .tools(pi_tool::tool_pack![GetWeather].tools())
             .policy(policy),
     );
     agent

@@ -51,7 +51,7 @@ fn agent(turns: Vec<FauxTurn>, policy: RunPolicy) -> Agent {
     Agent::new(
         AgentOptions::new(Arc::new(FauxModel::new(turns)))
             .model(FauxModel::model())
-            .tools(pack.into_agent_tools())
+            .tools(pack.tools())
             .policy(policy),
     )
 }

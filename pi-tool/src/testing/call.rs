@@ -17,7 +17,7 @@ use crate::details::JsonDetails;
 use crate::error::ToolError;
 use crate::result::{AgentToolResult, JsonToolResult};
 use crate::schema::ArgumentLimits;
-use crate::tool::{AgentTool, IntoAgentTool, ToolMetadata};
+use crate::tool::{AgentTool, IntoAgentTool, Tool, ToolInvocation};
 use crate::update::OnUpdate;
 
 /// Calls a typed tool with typed params, through the real call path.
@@ -33,7 +33,7 @@ use crate::update::OnUpdate;
 /// `#[pi_tool::params]` derives: add `#[derive(serde::Serialize)]` to it.
 pub fn call<T>(tool: T, params: T::Params) -> Call<T::Details>
 where
-    T: IntoAgentTool + ToolMetadata,
+    T: IntoAgentTool + Tool,
     T::Params: Serialize,
 {
     let arguments = serde_json::to_value(&params).map_err(|e| e.to_string());
@@ -44,7 +44,7 @@ where
 /// the model reads when it gets them wrong (Pi's validation text), or coercion.
 pub fn call_json<T>(tool: T, arguments: Value) -> Call<T::Details>
 where
-    T: IntoAgentTool + ToolMetadata,
+    T: IntoAgentTool + Tool,
 {
     Call::new(tool.into_agent_tool(), Ok(arguments))
 }
@@ -125,17 +125,9 @@ impl<D> Call<D> {
                 .unwrap_or_else(|poisoned| poisoned.into_inner())
                 .push(update);
         });
-        let outcome = call_contained(
-            &*self.tool,
-            &self.call_id,
-            &arguments,
-            // A host's default limits (RunPolicy's), unless the tool sets its own.
-            &ArgumentLimits::new(),
-            self.signal,
-            on_update.clone(),
-            self.timeout,
-        )
-        .await;
+        let call = ToolInvocation::new(&self.call_id, &arguments, self.signal, on_update.clone());
+        // A host's default limits (RunPolicy's), unless the tool sets its own.
+        let outcome = call_contained(&*self.tool, call, &ArgumentLimits::new(), self.timeout).await;
         // The call has settled: later updates are dropped, as the runtime does.
         on_update.close();
         let updates = std::mem::take(

@@ -24,13 +24,13 @@ pub trait IntoTools {
 
 impl IntoTools for ToolPack {
     fn into_tools(self) -> Vec<Arc<dyn AgentTool>> {
-        self.into_agent_tools()
+        self.tools()
     }
 }
 
 impl IntoTools for &ToolPack {
     fn into_tools(self) -> Vec<Arc<dyn AgentTool>> {
-        self.clone().into_agent_tools()
+        self.clone().tools()
     }
 }
 
