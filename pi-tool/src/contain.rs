@@ -47,7 +47,8 @@ use crate::tool::{AgentTool, ToolInvocation};
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
 /// # async fn main() {
 /// let tool = Slow.into_agent_tool();
-/// let call = ToolInvocation::new("call_1", &json!({}), AbortSignal::never(), OnUpdate::none());
+/// let args = json!({});
+/// let call = ToolInvocation::new("call_1", &args, AbortSignal::never(), OnUpdate::none());
 /// let error = execute_contained(&*tool, call, Some(Duration::from_secs(30)))
 /// .await
 /// .unwrap_err();

@@ -10,7 +10,7 @@
 //! use std::time::Duration;
 //!
 //! use pi_tool::agent::{Agent, AgentEvent, AgentOptions, AssistantContent, FauxModel, FauxTurn};
-//! use pi_tool::{//!     AbortSignal, AgentToolResult, IntoAgentTool, OnUpdate, ToolError, json, pi_tool, //!};
+//! use pi_tool::{AbortSignal, AgentToolResult, IntoAgentTool, OnUpdate, ToolError, json, pi_tool};
 //! use serde::Serialize;
 //!
 //! /// The model's arguments; field docs become property descriptions.
