@@ -21,7 +21,12 @@
 //! - **Cancellation**: `notifications/cancelled` aborts that call's [`AbortSignal`]
 //!   (rmcp's per-request cancellation token is the signal's token); the tool ends as it
 //!   would in Pi, and rmcp sends no response for the cancelled request, as the protocol
-//!   asks.
+//!   asks. Over streamable HTTP, a client that closes the call's response aborts it
+//!   too; without sessions ([`PackServer::with_stateless_http`], for replicas behind a
+//!   load balancer) that is the only cancellation, and a `notifications/cancelled` is
+//!   accepted and ignored.
+//! - **Back-pressure**: a stdio client that stops reading its answers is not read
+//!   either once [`DEFAULT_MAX_PENDING_REQUESTS`] requests wait for theirs.
 //!
 //! Transports: [`PackServer::serve_stdio`] (the usual way a client starts a tool server)
 //! and [`PackServer::serve_http`] (MCP's streamable HTTP, loopback hosts only by
