@@ -24,8 +24,17 @@ pub const KEYS: &[&str] = &[
     "prompt_snippet",
     "prompt_guidelines",
     "timeout",
+    "read_only",
+    "destructive",
+    "idempotent",
+    "open_world",
+    "title",
     "crate",
 ];
+
+/// The effect flags: a bare key means `true`; `key = true | false` is also accepted (to
+/// declare, say, `open_world = false`). See `pi_tool::ToolAnnotations`.
+pub const FLAGS: &[&str] = &["read_only", "destructive", "idempotent", "open_world"];
 
 const NAME_RULE: &str = "tool names match ^[A-Za-z_][A-Za-z0-9_-]{0,63}$ (the names every major model provider accepts)";
 
@@ -41,6 +50,10 @@ pub struct Spec {
     pub timeout_ms: Option<u64>,
     pub prompt_snippet: Option<String>,
     pub prompt_guidelines: Vec<String>,
+    /// The declared effects, in [`FLAGS`] order (`None`: not declared).
+    pub effects: [Option<bool>; 4],
+    /// The `title` annotation.
+    pub title: Option<String>,
     /// The `crate = "..."` path of a free function (`None`: `::pi_tool`).
     pub krate: Option<syn::Path>,
 }
@@ -154,6 +167,8 @@ pub fn check(
         timeout_ms: keys.timeout_ms,
         prompt_snippet: keys.prompt_snippet,
         prompt_guidelines: keys.prompt_guidelines,
+        effects: keys.effects.map(|e| e.map(|(value, _)| value)),
+        title: keys.title,
         krate: keys.krate,
     })
 }
@@ -167,6 +182,9 @@ struct Keys {
     timeout_ms: Option<u64>,
     prompt_snippet: Option<String>,
     prompt_guidelines: Vec<String>,
+    /// Each flag's value and the span of its key.
+    effects: [Option<(bool, Span)>; 4],
+    title: Option<String>,
     krate: Option<syn::Path>,
 }
 
@@ -175,6 +193,21 @@ fn check_keys(args: Vec<Arg>, place: Place, errors: &mut Vec<syn::Error>) -> Key
     let mut seen: Vec<String> = Vec::new();
     for Arg { key, value } in args {
         let key_name = key.to_string();
+        if let Some(index) = FLAGS.iter().position(|f| *f == key_name) {
+            if seen.contains(&key_name) {
+                errors.push(error(
+                    key.span(),
+                    format!("`{key_name}` is given twice"),
+                    format!("remove one of the `{key_name}` entries"),
+                ));
+                continue;
+            }
+            seen.push(key_name.clone());
+            if let Some(flag) = flag_value(&key_name, value.as_ref(), errors) {
+                keys.effects[index] = Some((flag, key.span()));
+            }
+            continue;
+        }
         let Some(value) = value else {
             errors.push(error(
                 key.span(),
@@ -255,6 +288,22 @@ fn check_keys(args: Vec<Arg>, place: Place, errors: &mut Vec<syn::Error>) -> Key
                 }
                 keys.prompt_snippet = Some(text);
             }
+            "title" => {
+                if text.trim().is_empty() {
+                    errors.push(error(
+                        span,
+                        "the title is empty",
+                        "remove `title`, or write a short human title such as `title = \"Get weather\"`",
+                    ));
+                } else if text.contains('\n') {
+                    errors.push(error(
+                        span,
+                        "the title is one line",
+                        "keep `title` to a short label; the description says the rest",
+                    ));
+                }
+                keys.title = Some(text);
+            }
             "timeout" => match parse_duration_ms(&text) {
                 Ok(ms) => keys.timeout_ms = Some(ms),
                 Err(why) => errors.push(error(
@@ -266,7 +315,57 @@ fn check_keys(args: Vec<Arg>, place: Place, errors: &mut Vec<syn::Error>) -> Key
             _ => {}
         }
     }
+    check_effects(&keys.effects, errors);
     keys
+}
+
+/// A flag's value: bare (`read_only`) is `true`; `read_only = true | false` is the literal.
+fn flag_value(key: &str, value: Option<&Expr>, errors: &mut Vec<syn::Error>) -> Option<bool> {
+    match value {
+        None => Some(true),
+        Some(Expr::Lit(lit)) if matches!(lit.lit, Lit::Bool(_)) => match &lit.lit {
+            Lit::Bool(b) => Some(b.value),
+            _ => None,
+        },
+        Some(other) => {
+            errors.push(error_at(
+                other,
+                format!("`{key}` is a flag"),
+                format!("write `{key}` alone (it means `{key} = true`), or `{key} = false`"),
+            ));
+            None
+        }
+    }
+}
+
+/// MCP's rule: `destructive` and `idempotent` mean something only for a tool that is not
+/// read-only. A read-only tool changes nothing, so it is idempotent and never destructive;
+/// saying either next to `read_only` is a contradiction or noise, and both are errors.
+fn check_effects(effects: &[Option<(bool, Span)>; 4], errors: &mut Vec<syn::Error>) {
+    let Some((true, _)) = effects[0] else {
+        return;
+    };
+    if let Some((value, span)) = effects[1] {
+        let (message, help) = if value {
+            (
+                "a tool cannot be both `read_only` and `destructive`",
+                "remove `read_only` if the tool changes or deletes anything; otherwise remove `destructive`",
+            )
+        } else {
+            (
+                "`destructive = false` says nothing on a `read_only` tool",
+                "remove `destructive = false`: a read-only tool is never destructive",
+            )
+        };
+        errors.push(error(span, message, help));
+    }
+    if let Some((_, span)) = effects[2] {
+        errors.push(error(
+            span,
+            "`idempotent` says nothing on a `read_only` tool",
+            "remove `idempotent`: a read-only tool changes nothing, so calling it again is always safe (MCP reads `idempotentHint` only when `readOnlyHint` is false)",
+        ));
+    }
 }
 
 /// The fix for an unknown `#[pi_tool]` key: the closest key, or the list of keys.
@@ -300,6 +399,7 @@ fn string_value(key: &str, value: &Expr, errors: &mut Vec<syn::Error>) -> Option
         "description" => "description = \"What the tool does and when to call it.\"",
         "execution_mode" => "execution_mode = \"parallel\"",
         "prompt_snippet" => "prompt_snippet = \"One line for the tool list\"",
+        "title" => "title = \"Get weather\"",
         _ => "timeout = \"30s\"",
     };
     errors.push(error_at(

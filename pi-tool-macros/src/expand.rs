@@ -83,6 +83,17 @@ pub fn tool(
         let lines = &spec.prompt_guidelines;
         quote!(const PROMPT_GUIDELINES: &'static [&'static str] = &[#(#lines),*];)
     });
+    let annotations = (spec.effects.iter().any(Option::is_some) || spec.title.is_some()).then(|| {
+        let [read_only, destructive, idempotent, open_world] = spec.effects.map(|e| match e {
+            Some(v) => quote!(#p::Some(#v)),
+            None => quote!(#p::None),
+        });
+        let title = match &spec.title {
+            Some(t) => quote!(#p::Some(#t)),
+            None => quote!(#p::None),
+        };
+        quote!(const ANNOTATIONS: #p::ToolAnnotations = #p::ToolAnnotations::declared(#read_only, #destructive, #idempotent, #open_world, #title);)
+    });
 
     // The call of the user's function, its arguments in the user's order. The call id is
     // copied into the future: the user's future then borrows at most `&self`, so the
@@ -196,6 +207,7 @@ pub fn tool(
                 #timeout
                 #snippet
                 #guidelines
+                #annotations
 
                 #execute
             }

@@ -30,7 +30,7 @@ pub use crate::error::ToolError;
 pub use crate::mode::ToolExecutionMode;
 pub use crate::params::NoParams;
 pub use crate::result::{AgentToolResult, IntoToolResult, NoDetails};
-pub use crate::tool::{AgentTool, IntoAgentTool, Tool, ToolInvocation};
+pub use crate::tool::{AgentTool, IntoAgentTool, Tool, ToolAnnotations, ToolInvocation};
 pub use crate::update::OnUpdate;
 
 /// What a tool function may return: `Result<T, E>` with `T: IntoToolResult` (an

@@ -179,7 +179,7 @@ pub use params::NoParams;
 pub use result::{AgentToolResult, IntoToolResult, JsonToolResult, NoDetails};
 pub use schema::ToolSchema;
 pub use tool::{
-    AgentTool, IntoAgentTool, Tool, ToolInvocation, ToolSpec, deserialize_params,
+    AgentTool, IntoAgentTool, Tool, ToolAnnotations, ToolInvocation, ToolSpec, deserialize_params,
     wrap_tool_definition,
 };
 pub use update::OnUpdate;

@@ -37,6 +37,10 @@ use crate::result::{AgentToolResult, JsonToolResult};
 use crate::schema::ToolSchema;
 use crate::update::OnUpdate;
 
+mod annotations;
+
+pub use annotations::ToolAnnotations;
+
 /// What every tool says about itself: the fields Pi's `AgentTool` and `ToolDefinition`
 /// share. Built once per tool; hosts read it on every call without cost.
 #[derive(Debug, Clone)]
@@ -61,6 +65,9 @@ pub struct ToolSpec {
     /// This tool's limits on its arguments' size, depth and string length, replacing
     /// the host's ([`RunPolicy::argument_limits`](crate::agent::RunPolicy)) when set.
     pub argument_limits: Option<crate::schema::ArgumentLimits>,
+    /// The declared effects (MCP's annotations): what approval, scheduling and MCP
+    /// clients read. Nothing declared by default.
+    pub annotations: ToolAnnotations,
 }
 
 impl ToolSpec {
@@ -81,6 +88,7 @@ impl ToolSpec {
             prompt_snippet: None,
             prompt_guidelines: Vec::new(),
             argument_limits: None,
+            annotations: ToolAnnotations::NONE,
         }
     }
 
@@ -99,6 +107,7 @@ impl ToolSpec {
                 .map(|s| (*s).to_owned())
                 .collect(),
             argument_limits: None,
+            annotations: T::ANNOTATIONS,
         }
     }
 
@@ -127,6 +136,13 @@ impl ToolSpec {
     #[must_use]
     pub fn prompt_snippet(mut self, snippet: impl Into<String>) -> Self {
         self.prompt_snippet = Some(snippet.into());
+        self
+    }
+
+    /// Sets the declared effects.
+    #[must_use]
+    pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
+        self.annotations = annotations;
         self
     }
 
@@ -260,6 +276,8 @@ pub trait Tool: Send + Sync + 'static {
     const PROMPT_SNIPPET: Option<&'static str> = None;
     /// The system-prompt guidelines.
     const PROMPT_GUIDELINES: &'static [&'static str] = &[];
+    /// The declared effects (`#[pi_tool(read_only, ...)]`); nothing declared by default.
+    const ANNOTATIONS: ToolAnnotations = ToolAnnotations::NONE;
 
     /// See [`AgentTool::prepare_arguments`].
     fn prepare_arguments<'a>(&self, arguments: &'a Value) -> Result<Cow<'a, Value>, ToolError> {

@@ -1,7 +1,9 @@
 //! One tool batch: the tool calls of one assistant message (SEMANTICS.md §1.3–§1.7).
 //!
 //! * **Mode.** Sequential if the loop says so or if any call names a tool whose
-//!   execution mode is sequential; parallel otherwise.
+//!   execution mode is sequential and that is not declared read-only; parallel
+//!   otherwise. (Pi has no read-only declaration: a read-only tool never forcing its
+//!   batch to run sequentially is pi-tool's addition, docs/differences-from-pi.md.)
 //! * **Prepare** (per call, in source order, after its `tool_execution_start`): lookup
 //!   (`Tool <name> not found`), `prepare_arguments`, schema validation, then
 //!   `before_tool_call` with its abort checks. A failure is an immediate error result
@@ -201,10 +203,11 @@ pub(crate) async fn execute_tool_calls(
     };
     let sequential = config.policy.tool_execution == ToolExecutionMode::Sequential
         || calls.iter().any(|call| {
-            context
-                .find_tool(&call.name)
-                .and_then(|tool| tool.spec().execution_mode)
-                == Some(ToolExecutionMode::Sequential)
+            context.find_tool(&call.name).is_some_and(|tool| {
+                let spec = tool.spec();
+                spec.execution_mode == Some(ToolExecutionMode::Sequential)
+                    && !spec.annotations.is_read_only()
+            })
         });
     if sequential {
         batch.sequential(&calls, sink).await

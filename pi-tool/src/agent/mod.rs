@@ -20,6 +20,7 @@
 //! (`docs/differences-from-pi.md`): no orphaned tool calls after an abort, listener
 //! failures and tool panics do not end the run, optional concurrency limit and timeouts.
 
+mod approval;
 mod batch;
 mod driver;
 mod event;
@@ -34,6 +35,7 @@ mod run;
 mod stateful;
 pub mod telemetry;
 
+pub use approval::{ApprovalPolicy, WithoutUi};
 pub use event::AgentEvent;
 pub use faux::{FauxModel, FauxRequest, FauxTurn, REQUEST_ABORTED};
 pub use hooks::{
