@@ -35,6 +35,10 @@ pub fn bound(payload: &Payload) -> Duration {
     ANSWER_BOUND + per_mib * mib.saturating_sub(1)
 }
 
+/// How much a process may grow over the whole corpus (the largest payload is 20 MB; a
+/// host that kept payloads, or copied them per event, would grow by gigabytes).
+pub const RSS_GROWTH_BOUND: u64 = 768 << 20;
+
 /// The hosts a payload can target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Host {
