@@ -6,11 +6,15 @@
 //! `_meta` under keys that start with [`TOOL_META_PREFIX`], which MCP reserves for exactly
 //! this kind of implementation-specific data. Clients that do not know them ignore them;
 //! the Pi bridge reads them back.
+//!
+//! Declared effects ([`pi_tool::ToolAnnotations`]) become MCP's `annotations`, hint for
+//! hint; a hint the tool did not declare is left out, so the client applies MCP's
+//! defaults. A tool that declares nothing has no `annotations` at all.
 
 use pi_tool::{Content, JsonToolResult, ToolError, ToolSpec, Value};
 use rmcp::model::{
     CallToolResult, ContentBlock, JsonObject, MetaObject, NotificationMetaObject,
-    ProgressNotificationParam, ProgressToken, Tool,
+    ProgressNotificationParam, ProgressToken, Tool, ToolAnnotations,
 };
 
 use crate::schema::mcp_input_schema;
@@ -46,13 +50,30 @@ pub(crate) fn mcp_tool(spec: &ToolSpec) -> (Tool, Vec<String>) {
         );
     }
     let (schema, report) = mcp_input_schema(spec);
-    let tool = Tool::new(spec.name.clone(), spec.description.clone(), schema)
+    let mut tool = Tool::new(spec.name.clone(), spec.description.clone(), schema)
         .with_title(spec.label.clone());
+    if let Some(annotations) = mcp_annotations(&spec.annotations) {
+        tool = tool.with_annotations(annotations);
+    }
     if meta.is_empty() {
         (tool, report)
     } else {
         (tool.with_meta(MetaObject(meta)), report)
     }
+}
+
+/// MCP's `annotations` of declared effects; `None` when nothing is declared.
+fn mcp_annotations(effects: &pi_tool::ToolAnnotations) -> Option<ToolAnnotations> {
+    if effects.is_empty() {
+        return None;
+    }
+    Some(ToolAnnotations::from_raw(
+        effects.title.as_ref().map(|t| t.to_string()),
+        effects.read_only,
+        effects.destructive,
+        effects.idempotent,
+        effects.open_world,
+    ))
 }
 
 fn content_block(content: Content) -> ContentBlock {
@@ -138,6 +159,28 @@ mod tests {
                     "pi-tool/executionMode": "parallel"
                 }
             })
+        );
+    }
+
+    #[test]
+    fn declared_effects_become_mcp_annotations_and_undeclared_hints_stay_absent() {
+        let schema = Arc::new(ToolSchema::from_json(
+            json!({"type": "object", "properties": {}}),
+        ));
+        let plain = ToolSpec::new("a", "A.", schema.clone());
+        let listed = serde_json::to_value(mcp_tool(&plain).0).unwrap();
+        assert!(listed.get("annotations").is_none(), "{listed}");
+
+        let declared = ToolSpec::new("b", "B.", schema).annotations(
+            pi_tool::ToolAnnotations::new()
+                .read_only(true)
+                .open_world(false)
+                .title("Bee"),
+        );
+        let listed = serde_json::to_value(mcp_tool(&declared).0).unwrap();
+        assert_eq!(
+            listed["annotations"],
+            json!({"title": "Bee", "readOnlyHint": true, "openWorldHint": false})
         );
     }
 

@@ -104,7 +104,9 @@ pub const LOOKUP_DELAY: Duration = Duration::from_millis(200);
     name = "get_weather",
     label = "Get weather",
     execution_mode = "parallel",
-    prompt_snippet = "Look up the demo temperature for Paris or Tokyo"
+    prompt_snippet = "Look up the demo temperature for Paris or Tokyo",
+    // It changes nothing: approval never asks, MCP lists `readOnlyHint: true`.
+    read_only
 )]
 pub async fn get_weather(
     _call_id: &str,
