@@ -273,3 +273,18 @@ async fn read_only_calls_never_force_a_batch_to_run_sequentially() {
     assert_eq!(run(&["read_index", "write_index", "read_index"]).await, 1);
     assert_eq!(run(&["write_index", "write_index"]).await, 1);
 }
+
+#[test]
+fn pack_exports_carry_effects_where_the_shape_has_a_slot() {
+    use pi_tool::profiles::{ApiShape, Profile, export};
+    let tools = vec![Forecast.into_agent_tool(), Mystery.into_agent_tool()];
+    let mcp = export(&tools, Profile::Mcp, ApiShape::Mcp).to_json();
+    assert_eq!(
+        mcp[0]["annotations"],
+        json!({"title": "Forecast", "readOnlyHint": true, "openWorldHint": true})
+    );
+    assert!(mcp[1].get("annotations").is_none(), "{}", mcp[1]);
+    // Anthropic's tool entries have no slot for effects: unchanged.
+    let anthropic = export(&tools, Profile::Anthropic, ApiShape::AnthropicMessages).to_json();
+    assert!(anthropic[0].get("annotations").is_none());
+}

@@ -6,7 +6,11 @@
 //! | [`ApiShape::OpenAiChat`] | `{type: "function", function: {name, description, parameters, strict}}` |
 //! | [`ApiShape::OpenAiResponses`] | `{type: "function", name, description, parameters, strict}` (`strict` always sent: the API defaults it to `true`) |
 //! | [`ApiShape::Gemini`] | a `functionDeclarations` entry `{name, description, parametersJsonSchema \| parameters}`; no-parameter tools omit both |
-//! | [`ApiShape::Mcp`] | a `tools/list` entry `{name, title?, description, inputSchema}` |
+//! | [`ApiShape::Mcp`] | a `tools/list` entry `{name, title?, description, inputSchema, annotations?}` |
+//!
+//! Declared effects ([`ToolAnnotations`](crate::ToolAnnotations)) have a slot only in
+//! MCP's shape (`annotations`, only what was declared); the provider APIs have none, so
+//! their entries are unchanged.
 //! | [`ApiShape::Ollama`] | `{type: "function", function: {name, description, parameters}}` |
 //!
 //! A tool the profile rejects falls back when the profile has a fallback (strict →
@@ -325,6 +329,9 @@ fn entry(shape: ApiShape, profile: Profile, spec: &ToolSpec, schema: &Value) -> 
             }
             m.insert("description".into(), description.into());
             m.insert("inputSchema".into(), schema.clone());
+            if let Some(annotations) = spec.annotations.mcp_json() {
+                m.insert("annotations".into(), annotations);
+            }
             Value::Object(m)
         }
         ApiShape::Ollama => json!({

@@ -110,6 +110,30 @@ impl ToolAnnotations {
         self
     }
 
+    /// MCP's `annotations` object (`title`, `readOnlyHint`, `destructiveHint`,
+    /// `idempotentHint`, `openWorldHint`), with only what was declared; `None` when
+    /// nothing was.
+    pub fn mcp_json(&self) -> Option<serde_json::Value> {
+        if self.is_empty() {
+            return None;
+        }
+        let mut m = serde_json::Map::new();
+        if let Some(title) = &self.title {
+            m.insert("title".into(), title.to_string().into());
+        }
+        for (key, value) in [
+            ("readOnlyHint", self.read_only),
+            ("destructiveHint", self.destructive),
+            ("idempotentHint", self.idempotent),
+            ("openWorldHint", self.open_world),
+        ] {
+            if let Some(value) = value {
+                m.insert(key.into(), value.into());
+            }
+        }
+        Some(serde_json::Value::Object(m))
+    }
+
     /// Whether nothing is declared (no hint, no title).
     pub fn is_empty(&self) -> bool {
         *self == Self::NONE
@@ -181,6 +205,13 @@ mod tests {
                 .title("Weather")
         );
         assert!(!A.is_empty());
+        assert_eq!(
+            A.mcp_json(),
+            Some(
+                serde_json::json!({"title": "Weather", "readOnlyHint": true, "openWorldHint": false})
+            )
+        );
+        assert_eq!(ToolAnnotations::NONE.mcp_json(), None);
         assert!(ToolAnnotations::NONE.is_empty());
     }
 }
