@@ -1,6 +1,7 @@
 //! `PackServer::serve_http` under load (issue 11 §4), over real HTTP on 127.0.0.1:
 //!
-//! - 1 000 concurrent `tools/call`s across 100 sessions: every response arrives exactly
+//! - 1 000 concurrent `tools/call`s across 100 sessions (and from 100 clients of a
+//!   stateless server): every response arrives exactly
 //!   once, with its own id and its own result; the wall time and the process's peak
 //!   RSS are printed and bounded;
 //! - a cancel storm: of 200 running calls, half get `notifications/cancelled` and the
@@ -110,14 +111,25 @@ const CALLS_PER_SESSION: u64 = 10;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thousand_concurrent_calls_across_a_hundred_sessions_each_answered_once() {
+    // With sessions, then the same load on a stateless server (100 clients without
+    // sessions), one after the other so that the live-call counters are each run's own.
+    load(false).await;
+    load(true).await;
+}
+
+async fn load(stateless: bool) {
+    ECHO_PEAK.store(0, Ordering::SeqCst);
+    let mode = if stateless { "stateless" } else { "sessions" };
     let ended = Arc::new(AtomicUsize::new(0));
     let counted = ended.clone();
-    let url = start(PackServer::new(pack()).on_call_end(move |end| {
-        if end.tool == "echo" {
-            counted.fetch_add(1, Ordering::SeqCst);
-        }
-    }))
-    .await;
+    let server = PackServer::new(pack())
+        .with_stateless_http(stateless)
+        .on_call_end(move |end| {
+            if end.tool == "echo" {
+                counted.fetch_add(1, Ordering::SeqCst);
+            }
+        });
+    let url = start(server).await;
     let http = http_client();
     let started = Instant::now();
     let mut opening = tokio::task::JoinSet::new();
@@ -126,8 +138,13 @@ async fn a_thousand_concurrent_calls_across_a_hundred_sessions_each_answered_onc
         opening.spawn(async move { Session::open(&http, &url).await });
     }
     let sessions = opening.join_all().await;
-    let ids: HashSet<_> = sessions.iter().map(|s| s.id.clone().unwrap()).collect();
-    assert_eq!(ids.len(), SESSIONS as usize, "one session id per client");
+    let ids: HashSet<_> = sessions.iter().filter_map(|s| s.id.clone()).collect();
+    let expected = if stateless { 0 } else { SESSIONS as usize };
+    assert_eq!(
+        ids.len(),
+        expected,
+        "one session id per client with sessions"
+    );
 
     // Every call of every session at once; request ids are unique per session only, as
     // they would be from 100 independent clients.
@@ -171,8 +188,9 @@ async fn a_thousand_concurrent_calls_across_a_hundred_sessions_each_answered_onc
     let (peak, now) = rss_mib(None);
     let overlap = ECHO_PEAK.load(Ordering::SeqCst);
     println!(
-        "load: {} calls across {SESSIONS} sessions: {:.2} s for the calls ({:.2} s with the \
-         handshakes), at most {overlap} running at once; peak RSS {peak} MiB, now {now} MiB",
+        "load ({mode}): {} calls from {SESSIONS} clients: {:.2} s for the calls ({:.2} s \
+         with the handshakes), at most {overlap} running at once; peak RSS {peak} MiB, now \
+         {now} MiB",
         answers.len(),
         call_time.as_secs_f64(),
         total_time.as_secs_f64(),
