@@ -1,9 +1,8 @@
 //! `PackServer::serve_http` under load (issue 11 §4), over real HTTP on 127.0.0.1:
 //!
 //! - 1 000 concurrent `tools/call`s across 100 sessions (and from 100 clients of a
-//!   stateless server): every response arrives exactly
-//!   once, with its own id and its own result; the wall time and the process's peak
-//!   RSS are printed and bounded;
+//!   stateless server): every response arrives exactly once, with its own id and its
+//!   own result; the wall time and the process's peak RSS are printed and bounded;
 //! - a cancel storm: of 200 running calls, half get `notifications/cancelled` and the
 //!   other half's clients close their connections; every call's task ends (a live-call
 //!   counter with a `Drop` guard in the tool, and `on_call_end`), within a bound.
