@@ -15,4 +15,6 @@
 use libfuzzer_sys::fuzz_target;
 use pi_tool_fuzz::provider::{Api, run};
 
-fuzz_target!(|data: &[u8]| run(Api::Responses, data));
+fuzz_target!(|data: &[u8]| {
+    run(Api::Responses, data);
+});

@@ -238,7 +238,7 @@ pub fn tools() -> &'static [Arc<dyn AgentTool>] {
         if let Err(error) = pushed {
             panic!("the fuzz pack: {error}");
         }
-        pack.into_agent_tools()
+        pack.tools()
     })
 }
 

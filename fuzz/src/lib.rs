@@ -9,3 +9,6 @@
 pub mod catalogue;
 pub mod input;
 pub mod provider;
+
+#[cfg(test)]
+mod tests;

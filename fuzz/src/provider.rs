@@ -71,9 +71,10 @@ const STATUSES: [u16; 8] = [200, 200, 200, 200, 400, 429, 500, 529];
 
 /// The fuzzed response: `data[0]` picks the provider, the status, the key and
 /// reasoning; the rest is [`crate::input::chunks`]' format (the body and its cuts).
-pub fn run(api: Api, data: &[u8]) {
+/// Returns the events, which passed [`check_events`].
+pub fn run(api: Api, data: &[u8]) -> Vec<AssistantMessageEvent> {
     let Some((&pick, rest)) = data.split_first() else {
-        return;
+        return Vec::new();
     };
     let (_, chunks) = crate::input::chunks(rest);
     let providers = api.providers();
@@ -83,6 +84,11 @@ pub fn run(api: Api, data: &[u8]) {
     let reasoning = pick & 0x80 != 0;
     let response = Arc::new(http_response(status, &chunks));
     let harness = harness();
+    // One response slot: callers on other threads (tests) wait their turn.
+    let _turn = harness
+        .turn
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     if let Ok(mut slot) = harness.response.lock() {
         *slot = response;
     }
@@ -125,6 +131,7 @@ pub fn run(api: Api, data: &[u8]) {
         events
     });
     check_events(api, key, &events);
+    events
 }
 
 /// What every event stream must satisfy: it ends with exactly one `done` or `error`,
@@ -239,6 +246,7 @@ struct Harness {
     providers: Providers,
     port: u16,
     response: Arc<Mutex<Arc<Vec<u8>>>>,
+    turn: Mutex<()>,
 }
 
 fn harness() -> &'static Harness {
@@ -267,6 +275,7 @@ fn harness() -> &'static Harness {
             providers,
             port,
             response,
+            turn: Mutex::new(()),
         }
     })
 }
