@@ -298,7 +298,7 @@ fn check_keys(args: Vec<Arg>, place: Place, errors: &mut Vec<syn::Error>) -> Key
                 } else if text.contains('\n') {
                     errors.push(error(
                         span,
-                        "the title is one line",
+                        "the title spans more than one line",
                         "keep `title` to a short label; the description says the rest",
                     ));
                 }

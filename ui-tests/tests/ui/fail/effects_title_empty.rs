@@ -1,0 +1,9 @@
+use pi_tool::{pi_tool, ToolError};
+
+/// Return the weather for a city.
+#[pi_tool(read_only, title = " ")]
+pub async fn get_weather() -> Result<String, ToolError> {
+    Ok(String::new())
+}
+
+fn main() {}
