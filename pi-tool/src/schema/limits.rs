@@ -273,11 +273,7 @@ impl<'l, 'v> Walk<'l, 'v> {
         let children = match value {
             Value::Null | Value::Bool(true) => return self.add(4),
             Value::Bool(false) => return self.add(5),
-            Value::Number(n) => {
-                let mut counter = Counter(0);
-                let _ = write!(counter, "{n}");
-                return self.add(counter.0);
-            }
+            Value::Number(n) => return self.add(number_len(n)),
             Value::String(s) => return self.string(s, false),
             Value::Array(items) => Children::Array(items.iter()),
             Value::Object(map) => Children::Object(map.iter()),
@@ -444,6 +440,23 @@ fn escape_extra(b: u8) -> usize {
     }
 }
 
+/// The length of `n` as serde_json writes it: digits counted for integers (most
+/// numbers, and cheap), the formatter's output for floats.
+fn number_len(n: &serde_json::Number) -> usize {
+    if let Some(u) = n.as_u64() {
+        return u.checked_ilog10().map_or(1, |d| d as usize + 1);
+    }
+    if let Some(i) = n.as_i64() {
+        return 1 + i
+            .unsigned_abs()
+            .checked_ilog10()
+            .map_or(1, |d| d as usize + 1);
+    }
+    let mut counter = Counter(0);
+    let _ = write!(counter, "{n}");
+    counter.0
+}
+
 /// Counts what is written to it.
 struct Counter(usize);
 
@@ -529,7 +542,8 @@ mod tests {
 
     #[test]
     fn the_byte_count_is_serde_jsons_compact_length() {
-        let v = json!({"a\"b": ["x\n\u{1}é", -0.5, 12345678901234567890u64, null, true, false, {}, []]});
+        let v = json!({"a\"b": ["x\n\u{1}é", -0.5, 12345678901234567890u64, null, true, false, {}, []],
+            "n": [0, 9, 10, 99, 100, -1, -10, i64::MIN, u64::MAX, 1e300, 2.5e-8]});
         let len = serde_json::to_string(&v).unwrap().len();
         assert_eq!(message(ArgumentLimits::new().max_bytes(len), &v), "ok");
         let over = message(ArgumentLimits::new().max_bytes(len - 1), &v);
