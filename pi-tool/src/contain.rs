@@ -269,6 +269,48 @@ mod tests {
         );
     }
 
+    /// With no limits, a value deeper than any parser makes (built by hand) still meets
+    /// only bounded walks: the validator refuses it after 128 levels. On a 256 KiB stack,
+    /// so recursion creeping into the call path fails this test.
+    #[test]
+    fn without_limits_a_deep_value_is_refused_by_the_validator_on_a_small_stack() {
+        let checked = std::thread::Builder::new().stack_size(256 << 10).spawn(|| {
+            let mut deep = json!(0);
+            for _ in 0..100_000 {
+                deep = Value::Array(vec![deep]);
+            }
+            let deep = json!({ "a": Value::Null })
+                .as_object()
+                .cloned()
+                .map(|mut m| {
+                    m.insert("a".into(), deep);
+                    Value::Object(m)
+                });
+            let deep = deep.unwrap_or_default();
+            let tool = stuck(false);
+            let message = check_contained(&*tool, &deep, &ArgumentLimits::unlimited())
+                .map(|_| String::new())
+                .unwrap_or_else(|e| e.message().to_owned());
+            // serde_json's Drop recurses: take the value apart by hand.
+            let mut pending = vec![deep];
+            while let Some(v) = pending.pop() {
+                match v {
+                    Value::Array(items) => pending.extend(items),
+                    Value::Object(map) => pending.extend(map.into_iter().map(|(_, v)| v)),
+                    _ => {}
+                }
+            }
+            message
+        });
+        let message = checked.and_then(|t| t.join().map_err(|_| std::io::Error::other("panicked")));
+        assert!(
+            message
+                .as_deref()
+                .is_ok_and(|m| m.contains("root: must not nest deeper than 128 levels")),
+            "{message:?}"
+        );
+    }
+
     #[tokio::test]
     async fn a_panic_is_an_error_naming_the_tool_and_the_message() {
         let tool = stuck(true);
