@@ -38,6 +38,7 @@ use crate::schema::ToolSchema;
 use crate::update::OnUpdate;
 
 mod annotations;
+mod tracked;
 
 pub use annotations::ToolAnnotations;
 
@@ -94,20 +95,35 @@ impl ToolSpec {
 
     /// The spec of a typed tool, from its constants and its params type's schema.
     pub fn of<T: Tool>() -> Self {
+        // The constants are gathered here and copied by one function for every tool type.
+        Self::from_constants(
+            [T::NAME, T::LABEL, T::DESCRIPTION],
+            ToolSchema::for_type::<T::Params>(),
+            (T::EXECUTION_MODE, T::TIMEOUT),
+            (T::PROMPT_SNIPPET, T::PROMPT_GUIDELINES),
+            T::ANNOTATIONS,
+        )
+    }
+
+    #[inline(never)]
+    fn from_constants(
+        [name, label, description]: [&'static str; 3],
+        parameters: Arc<ToolSchema>,
+        (execution_mode, timeout): (Option<ToolExecutionMode>, Option<Duration>),
+        (prompt_snippet, prompt_guidelines): (Option<&'static str>, &'static [&'static str]),
+        annotations: ToolAnnotations,
+    ) -> Self {
         ToolSpec {
-            name: T::NAME.to_owned(),
-            label: T::LABEL.to_owned(),
-            description: T::DESCRIPTION.to_owned(),
-            parameters: ToolSchema::for_type::<T::Params>(),
-            execution_mode: T::EXECUTION_MODE,
-            timeout: T::TIMEOUT,
-            prompt_snippet: T::PROMPT_SNIPPET.map(str::to_owned),
-            prompt_guidelines: T::PROMPT_GUIDELINES
-                .iter()
-                .map(|s| (*s).to_owned())
-                .collect(),
+            name: name.to_owned(),
+            label: label.to_owned(),
+            description: description.to_owned(),
+            parameters,
+            execution_mode,
+            timeout,
+            prompt_snippet: prompt_snippet.map(str::to_owned),
+            prompt_guidelines: prompt_guidelines.iter().map(|s| (*s).to_owned()).collect(),
             argument_limits: None,
-            annotations: T::ANNOTATIONS,
+            annotations,
         }
     }
 
@@ -301,40 +317,19 @@ pub fn deserialize_params<P: DeserializeOwned>(
     tool_name: &str,
     params: &Value,
 ) -> Result<P, ToolError> {
-    // The plain deserialiser first: tracking the path costs on every call, and is only
-    // needed to explain a failure.
-    if let Ok(p) = P::deserialize(params) {
-        return Ok(p);
-    }
-    match serde_path_to_error::deserialize::<_, P>(params) {
-        Ok(p) => Ok(p),
-        Err(error) => {
-            let line = format!("  - {}: {}", serde_path(error.path()), error.inner());
-            Err(ToolError::with_kind(
-                ToolErrorKind::InvalidArguments,
-                crate::schema::failure_text(tool_name, &[line], params),
-            ))
-        }
-    }
+    // One deserialiser that builds the path only on failure: no cost on success, and one
+    // copy of `P`'s `Deserialize` code (see `tracked`).
+    P::deserialize(tracked::Tracked(params))
+        .map_err(|error| invalid_params(tool_name, params, &error))
 }
 
-/// A serde path in Pi's notation: `a.0.b`, `root` when empty.
-fn serde_path(path: &serde_path_to_error::Path) -> String {
-    use serde_path_to_error::Segment;
-    let parts: Vec<String> = path
-        .iter()
-        .map(|segment| match segment {
-            Segment::Seq { index } => index.to_string(),
-            Segment::Map { key } => key.clone(),
-            Segment::Enum { variant } => variant.clone(),
-            Segment::Unknown => "?".to_owned(),
-        })
-        .collect();
-    if parts.is_empty() {
-        "root".to_owned()
-    } else {
-        parts.join(".")
-    }
+#[inline(never)]
+fn invalid_params(tool_name: &str, params: &Value, error: &tracked::PathError) -> ToolError {
+    let line = format!("  - {}: {}", error.path(), error.message());
+    ToolError::with_kind(
+        ToolErrorKind::InvalidArguments,
+        crate::schema::failure_text(tool_name, &[line], params),
+    )
 }
 
 /// The one adapter from a typed tool to the JSON level. Built once per tool: it holds

@@ -132,10 +132,16 @@ impl ToolSchema {
     /// tuple or unit struct, plain enum …) gives a schema whose [`Self::error`] says why;
     /// every call of such a tool fails with that text.
     pub fn for_type<P: JsonSchema + 'static>() -> Arc<ToolSchema> {
+        // Only the type's identity and its generator are per type: everything else is
+        // compiled once, not once per tool of the user's crate.
+        Self::for_type_erased(TypeId::of::<P>(), std::any::type_name::<P>(), generate::<P>)
+    }
+
+    #[inline(never)]
+    fn for_type_erased(id: TypeId, type_name: &str, generate: fn() -> Value) -> Arc<ToolSchema> {
         type Cell = Arc<OnceLock<Arc<ToolSchema>>>;
         static CACHE: OnceLock<RwLock<HashMap<TypeId, Cell>>> = OnceLock::new();
         let cache = CACHE.get_or_init(Default::default);
-        let id = TypeId::of::<P>();
         let hit = cache.read().ok().and_then(|c| c.get(&id).cloned());
         let cell = match hit {
             Some(cell) => cell,
@@ -147,26 +153,26 @@ impl ToolSchema {
         };
         // Built outside the cache lock, once per type: threads asking for the same type at
         // the same time wait for the one that builds it.
-        cell.get_or_init(|| Arc::new(ToolSchema::build::<P>()))
+        cell.get_or_init(|| Arc::new(ToolSchema::build(type_name, generate())))
             .clone()
     }
 
-    /// Generates, normalises and compiles the schema of `P` (uncached): the one place
-    /// [`Self::for_type`] builds from.
-    fn build<P: JsonSchema>() -> ToolSchema {
-        match normalize(generate::<P>()) {
+    /// Normalises and compiles the generated schema of the type named `type_name`
+    /// (uncached): the one place [`Self::for_type`] builds from.
+    fn build(type_name: &str, generated: Value) -> ToolSchema {
+        match normalize(generated) {
             Ok(n) => {
                 let mut schema = ToolSchema::from_json(n.schema);
                 schema.root_description = n.root_description;
                 schema.warnings = n.warnings;
                 for w in &schema.warnings {
-                    tracing::debug!(params = std::any::type_name::<P>(), "schema: {w}");
+                    tracing::debug!(params = type_name, "schema: {w}");
                 }
                 schema
             }
             Err(e) => ToolSchema::unusable(
                 json!({"type": "object", "properties": {}}),
-                format!("parameters type `{}`: {e}", std::any::type_name::<P>()),
+                format!("parameters type `{type_name}`: {e}"),
             ),
         }
     }
@@ -340,13 +346,22 @@ pub(crate) fn failure_text(tool_name: &str, lines: &[String], args: &Value) -> S
 /// with the workspace's `preserve_order` (declaration order of properties) and no
 /// `$schema` keyword. [`ToolSchema::for_type`] normalises it ([`normalize`]).
 pub fn generate<P: JsonSchema>() -> Value {
-    let schema = schemars::generate::SchemaSettings::draft2020_12()
+    // Only schemars' walk over `P` is per type; the settings and the serialisation are not.
+    schema_value(&schema_generator().into_root_schema_for::<P>())
+}
+
+#[inline(never)]
+fn schema_generator() -> schemars::SchemaGenerator {
+    schemars::generate::SchemaSettings::draft2020_12()
         .with(|s| s.meta_schema = None)
         .into_generator()
-        .into_root_schema_for::<P>();
+}
+
+#[inline(never)]
+fn schema_value(schema: &schemars::Schema) -> Value {
     // Serialising (rather than `to_value`) applies schemars' keyword order at every level
     // (`title, description, type, format, properties, …, $defs`).
-    serde_json::to_value(&schema).unwrap_or_else(|_| schema.to_value())
+    serde_json::to_value(schema).unwrap_or_else(|_| schema.clone().to_value())
 }
 
 /// Integral floats become integers (`5.0` → `5`): one JavaScript number, but serde rejects a
