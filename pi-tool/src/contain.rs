@@ -279,14 +279,9 @@ mod tests {
             for _ in 0..100_000 {
                 deep = Value::Array(vec![deep]);
             }
-            let deep = json!({ "a": Value::Null })
-                .as_object()
-                .cloned()
-                .map(|mut m| {
-                    m.insert("a".into(), deep);
-                    Value::Object(m)
-                });
-            let deep = deep.unwrap_or_default();
+            let mut map = serde_json::Map::new();
+            map.insert("a".to_owned(), deep);
+            let deep = Value::Object(map);
             let tool = stuck(false);
             let message = check_contained(&*tool, &deep, &ArgumentLimits::unlimited())
                 .map(|_| String::new())
