@@ -72,6 +72,8 @@ pub enum Success {
     Details(Box<Type>),
     /// `String` or `&str`: no details.
     Text,
+    /// `Json<T>`: a structured result; the details are `T`, the output schema `T`'s.
+    Json(Box<Type>),
     /// A type the macro cannot read (an alias): the trait decides.
     Unknown,
     /// A type that is never a tool result (`u32`, `bool`, `()`, `Vec<_>`, ...).
@@ -290,6 +292,10 @@ fn analyse_success(ty: &Type) -> Success {
     match name.as_str() {
         "AgentToolResult" => match generic_types(seg).as_slice() {
             [details] => Success::Details(Box::new((*details).clone())),
+            _ => Success::Unknown,
+        },
+        "Json" => match generic_types(seg).as_slice() {
+            [value] => Success::Json(Box::new((*value).clone())),
             _ => Success::Unknown,
         },
         "String" => Success::Text,

@@ -60,6 +60,7 @@ pub fn tool(
     let details = match success {
         Success::Details(d) => quote!(#d),
         Success::Text => quote!(#p::NoDetails),
+        Success::Json(t) => quote!(#t),
         Success::Unknown | Success::Invalid(_) => {
             quote_spanned!(ret.span()=> <#ret as #p::ToolReturn>::Details)
         }
@@ -94,6 +95,20 @@ pub fn tool(
         };
         quote!(const ANNOTATIONS: #p::ToolAnnotations = #p::ToolAnnotations::declared(#read_only, #destructive, #idempotent, #open_world, #title);)
     });
+
+    // A structured result's schema, spanned on the user's `T`: a `T` without `JsonSchema`
+    // is reported there (a `T` without `Serialize` is reported by `Tool::Details`).
+    let output_schema = match success {
+        Success::Json(t) => {
+            let span = t.span();
+            Some(quote_spanned! {span=>
+                fn output_schema() -> #p::Option<#p::Arc<#p::OutputSchema>> {
+                    #p::Some(#p::OutputSchema::for_type::<#t>())
+                }
+            })
+        }
+        _ => None,
+    };
 
     // The call of the user's function, its arguments in the user's order. The call id is
     // copied into the future: the user's future then borrows at most `&self`, so the
@@ -208,6 +223,7 @@ pub fn tool(
                 #snippet
                 #guidelines
                 #annotations
+                #output_schema
 
                 #execute
             }

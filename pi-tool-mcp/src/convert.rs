@@ -10,7 +10,16 @@
 //! Declared effects ([`pi_tool::ToolAnnotations`]) become MCP's `annotations`, hint for
 //! hint; a hint the tool did not declare is left out, so the client applies MCP's
 //! defaults. A tool that declares nothing has no `annotations` at all.
+//!
+//! A structured tool (one returning `Json<T>`) lists its [`OutputSchema`] as
+//! `outputSchema` (always an object root, MCP's rule) and answers with
+//! `structuredContent`: its details, wrapped as `{"result": value}` when `T`'s own root is
+//! not an object. The text block stays the bare value's JSON, for clients that read only
+//! text; `_meta` keeps the details as for every tool, so the Pi bridge reads the bare value.
 
+use std::sync::Arc;
+
+use pi_tool::schema::OutputSchema;
 use pi_tool::{Content, JsonToolResult, ToolError, ToolSpec, Value};
 use rmcp::model::{
     CallToolResult, ContentBlock, JsonObject, MetaObject, NotificationMetaObject,
@@ -55,6 +64,9 @@ pub(crate) fn mcp_tool(spec: &ToolSpec) -> (Tool, Vec<String>) {
     if let Some(annotations) = mcp_annotations(&spec.annotations) {
         tool = tool.with_annotations(annotations);
     }
+    if let Some(Value::Object(schema)) = spec.output_schema.as_ref().map(|o| o.json()) {
+        tool = tool.with_raw_output_schema(Arc::new(schema.clone()));
+    }
     if meta.is_empty() {
         (tool, report)
     } else {
@@ -85,13 +97,22 @@ fn content_block(content: Content) -> ContentBlock {
 
 /// The `tools/call` result of a call: content and details on success; on failure one
 /// text block with the error's message and `isError: true` (what Pi's agent makes of a
-/// thrown error).
-pub(crate) fn call_tool_result(result: Result<JsonToolResult, ToolError>) -> CallToolResult {
+/// thrown error). `output` is the tool's output schema: a success then also carries
+/// `structuredContent`.
+pub(crate) fn call_tool_result(
+    result: Result<JsonToolResult, ToolError>,
+    output: Option<&OutputSchema>,
+) -> CallToolResult {
     match result {
         Ok(result) => {
             let mut meta = JsonObject::new();
+            let mut structured = None;
             if let Some(details) = result.details {
-                meta.insert(DETAILS_META_KEY.to_owned(), details.into_value());
+                let details = details.into_value();
+                if let Some(output) = output {
+                    structured = Some(output.structured(details.clone()));
+                }
+                meta.insert(DETAILS_META_KEY.to_owned(), details);
             }
             if let Some(terminate) = result.terminate {
                 meta.insert(
@@ -101,6 +122,7 @@ pub(crate) fn call_tool_result(result: Result<JsonToolResult, ToolError>) -> Cal
             }
             let mut out =
                 CallToolResult::success(result.content.into_iter().map(content_block).collect());
+            out.structured_content = structured;
             if !meta.is_empty() {
                 out.meta = Some(MetaObject(meta));
             }
@@ -184,9 +206,13 @@ mod tests {
         );
     }
 
+    fn call_tool_result_plain(result: Result<JsonToolResult, ToolError>) -> CallToolResult {
+        call_tool_result(result, None)
+    }
+
     #[test]
     fn an_error_is_a_readable_error_result() {
-        let value = serde_json::to_value(call_tool_result(Err(ToolError::new(
+        let value = serde_json::to_value(call_tool_result_plain(Err(ToolError::new(
             "Unsupported city: Oslo",
         ))))
         .unwrap();
@@ -201,7 +227,7 @@ mod tests {
     fn details_travel_in_meta_not_in_content() {
         let result =
             JsonToolResult::text("Tokyo: 24 degrees celsius", Some(json!({"t": 24}).into()));
-        let value = serde_json::to_value(call_tool_result(Ok(result))).unwrap();
+        let value = serde_json::to_value(call_tool_result_plain(Ok(result))).unwrap();
         assert_eq!(value["isError"], json!(false));
         assert_eq!(value["_meta"][DETAILS_META_KEY], json!({"t": 24}));
         assert_eq!(

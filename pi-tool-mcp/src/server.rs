@@ -297,7 +297,7 @@ impl PackServer {
             // Pi's text for a tool the model named but the agent does not have.
             let error = ToolError::new(format!("Tool {} not found", request.name));
             trace_unknown_tool(&request.name, &call_id, &error, policy);
-            return call_tool_result(Err(error)).into();
+            return call_tool_result(Err(error), None).into();
         };
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         // rmcp cancels this token when the client sends `notifications/cancelled` for
@@ -339,7 +339,7 @@ impl PackServer {
             // A failing log hook must not cost the client its result.
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(&end)));
         }
-        call_tool_result(result).into()
+        call_tool_result(result, tool.spec().output_schema.as_deref()).into()
     }
 }
 

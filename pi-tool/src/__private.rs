@@ -29,7 +29,8 @@ pub use crate::context::ExtensionContext;
 pub use crate::error::ToolError;
 pub use crate::mode::ToolExecutionMode;
 pub use crate::params::NoParams;
-pub use crate::result::{AgentToolResult, IntoToolResult, NoDetails};
+pub use crate::result::{AgentToolResult, IntoToolResult, Json, NoDetails};
+pub use crate::schema::OutputSchema;
 pub use crate::tool::{AgentTool, IntoAgentTool, Tool, ToolAnnotations, ToolInvocation};
 pub use crate::update::OnUpdate;
 

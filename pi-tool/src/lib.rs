@@ -176,7 +176,7 @@ pub use error::{ABORTED_MESSAGE, ToolError, ToolErrorKind};
 pub use mode::ToolExecutionMode;
 pub use pack::{PackEntry, PackError, ToolOwner, ToolPack, check_tool_name};
 pub use params::NoParams;
-pub use result::{AgentToolResult, IntoToolResult, JsonToolResult, NoDetails};
+pub use result::{AgentToolResult, IntoToolResult, Json, JsonToolResult, NoDetails};
 pub use schema::ToolSchema;
 pub use tool::{
     AgentTool, IntoAgentTool, Tool, ToolAnnotations, ToolInvocation, ToolSpec, deserialize_params,

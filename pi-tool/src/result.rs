@@ -18,6 +18,10 @@ use crate::content::Content;
 use crate::details::JsonDetails;
 use crate::error::ToolError;
 
+mod structured;
+
+pub use structured::Json;
+
 /// The result of one tool execution, or one progress update (Pi's `AgentToolResult<T>`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(

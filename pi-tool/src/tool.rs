@@ -70,6 +70,9 @@ pub struct ToolSpec {
     /// The declared effects (MCP's annotations): what approval, scheduling and MCP
     /// clients read. Nothing declared by default.
     pub annotations: ToolAnnotations,
+    /// The schema of a structured result (a tool returning [`Json<T>`](crate::Json)),
+    /// published as MCP's `outputSchema`; `None` for text results.
+    pub output_schema: Option<Arc<crate::schema::OutputSchema>>,
 }
 
 impl ToolSpec {
@@ -91,6 +94,7 @@ impl ToolSpec {
             prompt_guidelines: Vec::new(),
             argument_limits: None,
             annotations: ToolAnnotations::NONE,
+            output_schema: None,
         }
     }
 
@@ -103,6 +107,7 @@ impl ToolSpec {
             (T::EXECUTION_MODE, T::TIMEOUT),
             (T::PROMPT_SNIPPET, T::PROMPT_GUIDELINES),
             T::ANNOTATIONS,
+            T::output_schema(),
         )
     }
 
@@ -113,6 +118,7 @@ impl ToolSpec {
         (execution_mode, timeout): (Option<ToolExecutionMode>, Option<Duration>),
         (prompt_snippet, prompt_guidelines): (Option<&'static str>, &'static [&'static str]),
         annotations: ToolAnnotations,
+        output_schema: Option<Arc<crate::schema::OutputSchema>>,
     ) -> Self {
         ToolSpec {
             name: name.to_owned(),
@@ -125,6 +131,7 @@ impl ToolSpec {
             prompt_guidelines: prompt_guidelines.iter().map(|s| (*s).to_owned()).collect(),
             argument_limits: None,
             annotations,
+            output_schema,
         }
     }
 
@@ -160,6 +167,13 @@ impl ToolSpec {
     #[must_use]
     pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
         self.annotations = annotations;
+        self
+    }
+
+    /// Sets the output schema (what [`Json<T>`](crate::Json) results look like).
+    #[must_use]
+    pub fn output_schema(mut self, schema: Arc<crate::schema::OutputSchema>) -> Self {
+        self.output_schema = Some(schema);
         self
     }
 
@@ -295,6 +309,16 @@ pub trait Tool: Send + Sync + 'static {
     const PROMPT_GUIDELINES: &'static [&'static str] = &[];
     /// The declared effects (`#[pi_tool(read_only, ...)]`); nothing declared by default.
     const ANNOTATIONS: ToolAnnotations = ToolAnnotations::NONE;
+
+    /// The schema of the tool's structured result, if it returns [`Json<T>`](crate::Json):
+    /// `#[pi_tool]` generates `Some(OutputSchema::for_type::<T>())`. Read once, when the
+    /// tool becomes an [`AgentTool`].
+    fn output_schema() -> Option<Arc<crate::schema::OutputSchema>>
+    where
+        Self: Sized,
+    {
+        None
+    }
 
     /// See [`AgentTool::prepare_arguments`].
     fn prepare_arguments<'a>(&self, arguments: &'a Value) -> Result<Cow<'a, Value>, ToolError> {

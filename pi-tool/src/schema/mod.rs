@@ -79,6 +79,7 @@ pub(crate) mod keywords;
 mod limits;
 mod normalize;
 mod nulls;
+mod output;
 
 use std::any::TypeId;
 use std::collections::HashMap;
@@ -97,6 +98,7 @@ pub(crate) use normalize::MAX_DEPTH;
 
 pub use limits::ArgumentLimits;
 pub use normalize::{Normalized, SchemaError, normalize};
+pub use output::{OutputSchema, WRAPPED_RESULT_KEY};
 
 /// How deeply arguments may nest (arrays and objects), as serde_json's parser allows.
 pub const MAX_ARGUMENT_DEPTH: usize = 128;
