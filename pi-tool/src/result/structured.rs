@@ -28,7 +28,7 @@ use super::{AgentToolResult, IntoToolResult};
 ///
 /// /// The demo forecast for Paris.
 /// #[pi_tool(read_only)]
-/// async fn forecast() -> Result<Json<Forecast>, ToolError> {
+/// async fn get_forecast() -> Result<Json<Forecast>, ToolError> {
 ///     Ok(Json(Forecast { city: "Paris".into(), celsius: 18 }))
 /// }
 /// ```
