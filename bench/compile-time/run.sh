@@ -9,7 +9,8 @@
 # (this checkout's pi-tool/), NS ("50 200", tool counts of the warm rows), REPS (3), COLD
 # (1: cold debug builds of N=50), EDIT (1: one-tool edit rows), RELEASE (1), COLD200 (1:
 # cold builds of N=200), COLD_REPS (REPS: samples of the cold rows), WARM (1: the debug and
-# check rows), BUDGET_S (2100: optional phases that would end later are skipped).
+# check rows), COLD_RELEASE (1: time the first release build; 0 keeps a built release
+# target), BUDGET_S (2100: optional phases that would end later are skipped).
 # SUMMARY_ONLY=1 re-prints summary.md from $OUT/results.tsv.
 set -uo pipefail
 
@@ -24,6 +25,7 @@ RELEASE=${RELEASE:-1}
 COLD=${COLD:-1}
 COLD_REPS=${COLD_REPS:-$REPS}
 WARM=${WARM:-1}
+COLD_RELEASE=${COLD_RELEASE:-1}
 COLD200=${COLD200:-1}
 BUDGET_S=${BUDGET_S:-2100}
 SUBJECTS=(pitool rmcp baseline)
@@ -185,8 +187,10 @@ fi
 # per subject (cold-release, a single sample) before the rest is primed.
 if [ "$RELEASE" = 1 ] && fits $(( cold_sum * 3 )); then
   for s in "${SUBJECTS[@]}"; do
-    rm -rf "$OUT/$s/target/release"
-    measure cold-release 50 "$s" 1 -- build --release
+    if [ "$COLD_RELEASE" = 1 ]; then
+      rm -rf "$OUT/$s/target/release"
+      measure cold-release 50 "$s" 1 -- build --release
+    fi
     prime "$s" build --release
   done
   for rep in $(seq 1 "$REPS"); do
