@@ -21,6 +21,7 @@ use crate::error::ToolError;
 mod structured;
 
 pub use structured::Json;
+pub(crate) use structured::render_text;
 
 /// The result of one tool execution, or one progress update (Pi's `AgentToolResult<T>`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -398,7 +398,8 @@ impl<T: Tool> AgentTool for Typed<T> {
             on_update: OnUpdate::from_json(call.on_update),
             context: call.context,
         };
-        into_json_result(Box::pin(self.tool.execute(call)))
+        let structured = self.spec.output_schema.is_some();
+        into_json_result(Box::pin(self.tool.execute(call)), structured)
     }
 }
 
@@ -409,10 +410,19 @@ fn failed<'a>(error: ToolError) -> BoxedResult<'a, JsonToolResult> {
     Box::pin(std::future::ready(Err(error)))
 }
 
+/// `structured`: the tool returns `Json<T>`, whose text block is the details' JSON,
+/// written here from the one serialisation of the details.
 fn into_json_result<'a, D: Serialize + Send + 'static>(
     result: BoxedResult<'a, AgentToolResult<D>>,
+    structured: bool,
 ) -> BoxedResult<'a, JsonToolResult> {
-    Box::pin(async move { result.await?.into_json() })
+    Box::pin(async move {
+        let mut result = result.await?.into_json()?;
+        if structured {
+            crate::result::render_text(&mut result);
+        }
+        Ok(result)
+    })
 }
 
 /// Turns a tool into the `Arc<dyn AgentTool>` hosts hold: a typed [`Tool`] (its schema

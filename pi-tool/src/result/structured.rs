@@ -8,8 +8,6 @@
 //!   ([`OutputSchema`](crate::schema::OutputSchema), generated once per tool); a type
 //!   whose schema root is not an object travels wrapped as `{"result": value}`.
 
-use serde::Serialize;
-
 use super::{AgentToolResult, IntoToolResult};
 
 /// A structured tool result: `async fn f(p: P) -> Result<Json<Forecast>, ToolError>`,
@@ -42,15 +40,32 @@ impl<T> Json<T> {
     }
 }
 
-impl<T: Serialize + Send + 'static> IntoToolResult for Json<T> {
+/// No `Serialize` bound here: `Tool::Details = T` requires it, so a `T` without it is one
+/// compile error, on the user's `T`. The text block is written by the adapter to the JSON
+/// level (`IntoAgentTool`), from the details it serialises anyway: one serialisation per
+/// call, and the text is exactly the details' JSON.
+impl<T: Send + 'static> IntoToolResult for Json<T> {
     type Details = T;
 
     fn into_tool_result(self) -> AgentToolResult<T> {
-        // A value serde cannot write as JSON (a map with non-string keys) fails again,
-        // with serde's message, when the details are serialised for the host; the text
-        // here only has to be honest until then.
-        let text = serde_json::to_string(&self.0)
-            .unwrap_or_else(|error| format!("(the result cannot be written as JSON: {error})"));
-        AgentToolResult::text(text, self.0)
+        AgentToolResult {
+            content: Vec::new(),
+            details: self.0,
+            usage: None,
+            terminate: None,
+            added_tool_names: None,
+        }
+    }
+}
+
+/// Gives a structured result its text block: the details' compact JSON. Only for a tool
+/// with an output schema whose result has no content yet (what `Json<T>` returns).
+pub(crate) fn render_text(result: &mut super::JsonToolResult) {
+    if result.content.is_empty()
+        && let Some(details) = &result.details
+    {
+        result
+            .content
+            .push(crate::content::Content::text(details.to_json_string()));
     }
 }
