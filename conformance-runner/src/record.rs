@@ -144,5 +144,7 @@ pub fn normalise_event(event: &AgentEvent) -> Value {
             "result": result.to_json(),
             "isError": is_error,
         }),
+        // An event Pi 0.85.0 does not have: the traces cannot contain it.
+        _ => json!({"type": kind}),
     }
 }

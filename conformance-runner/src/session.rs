@@ -9,16 +9,15 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use pi_tool::agent::{FauxModel, Message};
+use pi_tool::agent::Message;
+use pi_tool::testing::FauxModel;
+use pi_tool::context::{ExtensionContext, ExtensionUi, Mode};
 use pi_tool::session::{
     AgentSession, ExtensionApi, FnExtension, SessionError, SessionEvent, ToolCallDecision,
     ToolCallEvent, ToolCallHandler, ToolResultEvent, ToolResultHandler, ToolResultPatch,
     ToolSource,
 };
-use pi_tool::{
-    AgentTool, ExtensionContext, ExtensionUi, JsonToolResult, Mode, ToolError, ToolInvocation,
-    ToolSpec,
-};
+use pi_tool::{AgentTool, JsonToolResult, ToolError, ToolInvocation, ToolSpec};
 use serde_json::{Map, Value, json};
 
 use crate::data::{apply_ops, first_rule, rule_content, truthy};
@@ -310,6 +309,7 @@ fn registry_snapshot(session: &AgentSession) -> Value {
             let path = match t.source {
                 ToolSource::Extension => t.owner.to_string(),
                 ToolSource::Custom => format!("<sdk:{}>", t.name()),
+                _ => t.owner.to_string(),
             };
             json!({"name": t.name(), "source": t.source.as_pi_str(), "path": path})
         })

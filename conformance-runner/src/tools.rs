@@ -8,9 +8,10 @@ use pi_tool::agent::{
     AbortHandle, AfterToolCall, AfterToolCallContext, AfterToolCallResult, BeforeToolCall,
     BeforeToolCallContext, BeforeToolCallResult,
 };
+use pi_tool::schema::ToolSchema;
 use pi_tool::{
     AbortController, AbortSignal, AgentTool, JsonDetails, JsonToolResult, OnUpdate, ToolError,
-    ToolExecutionMode, ToolSchema, ToolSpec,
+    ToolExecutionMode, ToolSpec,
 };
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;

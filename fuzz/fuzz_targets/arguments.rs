@@ -15,7 +15,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use pi_tool::schema::normalize;
-use pi_tool::{ToolSchema, Value};
+use pi_tool::Value;
+use pi_tool::schema::ToolSchema;
 use pi_tool_fuzz::catalogue::{check_catalogue, check_limits, check_schema, check_tools};
 use pi_tool_fuzz::input::expand;
 

@@ -6,10 +6,9 @@
 use std::sync::{Arc, OnceLock};
 
 use pi_tool::schema::ArgumentLimits;
-use pi_tool::{
-    AbortSignal, AgentTool, AgentToolResult, NoDetails, OnUpdate, ToolError, ToolErrorKind,
-    ToolOwner, ToolPack, ToolSchema, Value, pi_tool,
-};
+use pi_tool::{AbortSignal, AgentTool, AgentToolResult, NoDetails, OnUpdate, ToolError, ToolErrorKind, Value, pi_tool};
+use pi_tool::pack::{ToolOwner, ToolPack};
+use pi_tool::schema::ToolSchema;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
@@ -26,7 +25,7 @@ use types::*;
 pub fn check_type<P: DeserializeOwned + JsonSchema + 'static>(name: &str, args: &Value) {
     let schema = ToolSchema::for_type::<P>();
     check_schema(name, &schema, args, |value| {
-        pi_tool::deserialize_params::<P>(name, value).map(drop)
+        pi_tool::schema::deserialize_params::<P>(name, value).map(drop)
     });
 }
 

@@ -208,8 +208,13 @@ pub fn tool(
         }
     };
 
+    // The runtime's name rule, run at compile time: `check` gives the friendly message,
+    // this keeps the rule itself in one place (pi-tool's `check_tool_name`).
+    let name_rule = quote_spanned!(spec.name_span=> const _: () = #p::assert_tool_name(#name););
     quote! {
         #struct_def
+
+        #name_rule
 
         const _: () = {
             impl #p::Tool for #struct_ident {

@@ -178,7 +178,8 @@ pub(crate) async fn run_call_timed(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pi_tool::{AbortController, ToolSchema, ToolSpec, async_trait, json};
+    use pi_tool::schema::ToolSchema;
+    use pi_tool::{AbortController, ToolSpec, async_trait, json};
 
     struct Scripted {
         spec: ToolSpec,

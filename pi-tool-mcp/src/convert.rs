@@ -155,7 +155,8 @@ pub(crate) fn progress_param(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pi_tool::{ToolExecutionMode, ToolSchema, json};
+    use pi_tool::schema::ToolSchema;
+    use pi_tool::{ToolExecutionMode, json};
     use std::sync::Arc;
 
     #[test]

@@ -37,7 +37,7 @@
 //! [`PackServer::serve_io`]. Another transport gets rmcp's own handling.
 //!
 //! ```no_run
-//! # async fn run(pack: pi_tool::ToolPack) -> Result<(), Box<dyn std::error::Error>> {
+//! # async fn run(pack: pi_tool::pack::ToolPack) -> Result<(), Box<dyn std::error::Error>> {
 //! pi_tool_mcp::PackServer::new(pack)
 //!     .with_server_info("weather", "0.1.0")
 //!     .serve_stdio()
@@ -45,7 +45,7 @@
 //! # Ok(()) }
 //! ```
 //!
-//! [`ToolPack`]: pi_tool::ToolPack
+//! [`ToolPack`]: pi_tool::pack::ToolPack
 //! [`AbortSignal`]: pi_tool::AbortSignal
 #![warn(missing_docs)]
 

@@ -8,7 +8,9 @@ use std::fmt;
 use std::sync::Arc;
 
 use pi_tool::agent::RunPolicy;
-use pi_tool::{AbortSignal, AgentTool, ExtensionContext, ToolError, ToolPack, Value};
+use pi_tool::context::ExtensionContext;
+use pi_tool::pack::ToolPack;
+use pi_tool::{AbortSignal, AgentTool, ToolError, Value};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,

@@ -14,9 +14,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use pi_tool::{
-    AbortSignal, AgentToolResult, OnUpdate, ToolError, ToolErrorKind, ToolOwner, ToolPack, pi_tool,
-};
+use pi_tool::pack::{ToolOwner, ToolPack};
+use pi_tool::{AbortSignal, AgentToolResult, OnUpdate, ToolError, ToolErrorKind, pi_tool};
 use pi_tool_mcp::{CallOutcome, PackServer};
 use serde_json::json;
 use support::{Session, SseEvents, http_client, read_answer, read_until, result_text, rss_mib};

@@ -6,10 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use pi_tool::ToolInvocation;
-use pi_tool::{
-    AgentTool, JsonToolResult, ToolError, ToolOwner, ToolPack, ToolSchema, ToolSpec, Value,
-    async_trait, json,
-};
+use pi_tool::pack::{ToolOwner, ToolPack};
+use pi_tool::schema::ToolSchema;
+use pi_tool::{AgentTool, JsonToolResult, ToolError, ToolSpec, Value, async_trait, json};
 use pi_tool_mcp::PackServer;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};

@@ -7,11 +7,10 @@ use std::time::Duration;
 
 use pi_tool::ToolInvocation;
 use pi_tool::agent::RunPolicy;
+use pi_tool::pack::{ToolOwner, ToolPack};
 use pi_tool::safety::{Redactor, ResultBudget};
-use pi_tool::{
-    AgentTool, JsonToolResult, ToolError, ToolOwner, ToolPack, ToolSchema, ToolSpec, Value,
-    async_trait, json,
-};
+use pi_tool::schema::ToolSchema;
+use pi_tool::{AgentTool, JsonToolResult, ToolError, ToolSpec, Value, async_trait, json};
 use pi_tool_mcp::PackServer;
 use pi_tool_mcp::rmcp::ServiceExt;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, WriteHalf};

@@ -17,7 +17,8 @@ mod support;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use pi_tool::{AbortSignal, AgentToolResult, OnUpdate, ToolError, ToolOwner, ToolPack, pi_tool};
+use pi_tool::pack::{ToolOwner, ToolPack};
+use pi_tool::{AbortSignal, AgentToolResult, OnUpdate, ToolError, pi_tool};
 use pi_tool_mcp::PackServer;
 use serde_json::json;
 use support::{Session, SseEvents, http_client, read_answer, read_until, result_text};

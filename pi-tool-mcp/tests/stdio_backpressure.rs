@@ -7,7 +7,8 @@
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use pi_tool::{ToolError, ToolOwner, ToolPack, pi_tool};
+use pi_tool::pack::{ToolOwner, ToolPack};
+use pi_tool::{ToolError, pi_tool};
 use pi_tool_mcp::PackServer;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};

@@ -5,7 +5,8 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use pi_tool::{ToolSchema, json};
+use pi_tool::json;
+use pi_tool::schema::ToolSchema;
 
 fn weather_schema() -> serde_json::Value {
     json!({

@@ -9,10 +9,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use pi_tool::ToolInvocation;
-use pi_tool::agent::{Agent, AgentOptions, AssistantContent, FauxModel, FauxTurn};
+use pi_tool::agent::{Agent, AgentOptions, AssistantContent};
+use pi_tool::testing::{FauxModel, FauxTurn};
+use pi_tool::schema::ToolSchema;
 use pi_tool::{
-    AgentTool, JsonToolResult, ToolError, ToolExecutionMode, ToolSchema, ToolSpec, async_trait,
-    json,
+    AgentTool, JsonToolResult, ToolError, ToolExecutionMode, ToolSpec, async_trait, json,
 };
 
 struct Echo(ToolSpec);

@@ -72,6 +72,7 @@ mod sse {
 
     /// One decoded server-sent event: its `event:` name and its joined `data:` lines.
     #[derive(Debug, Clone, PartialEq, Eq)]
+    #[non_exhaustive]
     pub struct Message {
         /// The last `event:` field.
         pub event: Option<String>,

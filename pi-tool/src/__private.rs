@@ -28,6 +28,7 @@ pub use crate::abort::AbortSignal;
 pub use crate::context::ExtensionContext;
 pub use crate::error::ToolError;
 pub use crate::mode::ToolExecutionMode;
+pub use crate::pack::assert_tool_name;
 pub use crate::params::NoParams;
 pub use crate::result::{AgentToolResult, IntoToolResult, Json, NoDetails};
 pub use crate::schema::OutputSchema;

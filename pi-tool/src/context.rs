@@ -69,6 +69,7 @@ pub(crate) trait SessionLink: Send + Sync + 'static {
 /// The host mode a session runs in (Pi's `ctx.mode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Mode {
     /// Interactive terminal UI.
     Tui,
@@ -116,6 +117,7 @@ impl FromStr for Mode {
 
 /// How loud a [`ExtensionUi::notify`] message is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub enum NotifyLevel {
     /// Informational.
     #[default]

@@ -9,7 +9,8 @@
 //! use std::sync::Arc;
 //! use std::time::Duration;
 //!
-//! use pi_tool::agent::{Agent, AgentEvent, AgentOptions, AssistantContent, FauxModel, FauxTurn};
+//! use pi_tool::agent::{Agent, AgentEvent, AgentOptions, AssistantContent};
+//! use pi_tool::testing::{FauxModel, FauxTurn};
 //! use pi_tool::{AbortSignal, AgentToolResult, IntoAgentTool, OnUpdate, ToolError, json, pi_tool};
 //! use serde::Serialize;
 //!
@@ -135,7 +136,7 @@ mod abort;
 pub mod agent;
 mod contain;
 mod content;
-mod context;
+pub mod context;
 mod details;
 mod error;
 mod mode;
@@ -167,19 +168,13 @@ mod update;
 pub use abort::{AbortController, AbortSignal};
 pub use contain::{call_contained, check_contained, execute_contained};
 pub use content::Content;
-pub use context::{
-    ContextError, ExtensionContext, ExtensionContextBuilder, ExtensionUi, Mode, NoUi, NotifyLevel,
-    STALE_CONTEXT_MESSAGE,
-};
 pub use details::JsonDetails;
 pub use error::{ABORTED_MESSAGE, ToolError, ToolErrorKind};
 pub use mode::ToolExecutionMode;
-pub use pack::{PackEntry, PackError, ToolOwner, ToolPack, check_tool_name};
 pub use params::NoParams;
 pub use result::{AgentToolResult, IntoToolResult, Json, JsonToolResult, NoDetails};
-pub use schema::ToolSchema;
 pub use tool::{
-    AgentTool, IntoAgentTool, Tool, ToolAnnotations, ToolInvocation, ToolSpec, deserialize_params,
+    AgentTool, IntoAgentTool, Tool, ToolAnnotations, ToolInvocation, ToolSpec,
     wrap_tool_definition,
 };
 pub use update::OnUpdate;

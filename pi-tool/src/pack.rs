@@ -9,7 +9,9 @@
 //! refuse, because a model calling `get_weather` should never reach a tool nobody meant.
 //!
 //! ```
-//! use pi_tool::{ToolPack, ToolOwner, ToolSchema, ToolSpec};
+//! use pi_tool::ToolSpec;
+//! use pi_tool::pack::{ToolPack, ToolOwner};
+//! use pi_tool::schema::ToolSchema;
 //! # use pi_tool::{AgentTool, JsonToolResult, ToolError, ToolInvocation};
 //! # use std::sync::Arc;
 //! # struct Echo(ToolSpec);
@@ -52,33 +54,115 @@ use crate::tool::{AgentTool, IntoAgentTool, ToolInvocation, ToolSpec, wrap_tool_
 /// The longest tool name every major provider accepts.
 pub const MAX_TOOL_NAME_LEN: usize = 64;
 
+/// Why a tool name breaks `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`, the names every major
+/// provider accepts. [`check_tool_name`] returns it; its `Display` says what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ToolNameError {
+    /// The name is empty.
+    Empty,
+    /// The first character is not an ASCII letter or `_`.
+    BadStart {
+        /// The name.
+        name: String,
+    },
+    /// A character other than ASCII letters, digits, `_` and `-`.
+    BadChar {
+        /// The name.
+        name: String,
+        /// The first offending character.
+        bad: char,
+    },
+    /// Longer than [`MAX_TOOL_NAME_LEN`].
+    TooLong {
+        /// The name.
+        name: String,
+    },
+}
+
+impl fmt::Display for ToolNameError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ToolNameError::Empty => f.write_str("a tool name cannot be empty"),
+            ToolNameError::BadStart { name } => {
+                write!(
+                    f,
+                    "tool name \"{name}\" must start with an ASCII letter or `_`"
+                )
+            }
+            ToolNameError::BadChar { name, bad } => write!(
+                f,
+                "tool name \"{name}\" contains `{bad}`: use ASCII letters, digits, `_` and `-`"
+            ),
+            ToolNameError::TooLong { name } => write!(
+                f,
+                "tool name \"{name}\" is {} characters long; providers accept at most {MAX_TOOL_NAME_LEN}",
+                name.len()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ToolNameError {}
+
+/// The rule itself, over bytes so that it runs at compile time too: `#[pi_tool]` checks
+/// each tool's name with it in a `const` (see `__private::assert_tool_name`), so the
+/// macro's own friendlier messages can never let through a name this rejects.
+enum NameProblem {
+    Empty,
+    BadStart,
+    /// At this byte offset.
+    BadChar(usize),
+    TooLong,
+}
+
+const fn name_problem(name: &str) -> Option<NameProblem> {
+    let bytes = name.as_bytes();
+    if bytes.is_empty() {
+        return Some(NameProblem::Empty);
+    }
+    if !(bytes[0].is_ascii_alphabetic() || bytes[0] == b'_') {
+        return Some(NameProblem::BadStart);
+    }
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if !(b.is_ascii_alphanumeric() || b == b'_' || b == b'-') {
+            return Some(NameProblem::BadChar(i));
+        }
+        i += 1;
+    }
+    if bytes.len() > MAX_TOOL_NAME_LEN {
+        return Some(NameProblem::TooLong);
+    }
+    None
+}
+
 /// Checks a tool name against `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`, the set every major
 /// provider accepts; the error says what is wrong.
-pub fn check_tool_name(name: &str) -> Result<(), String> {
-    let mut chars = name.chars();
-    let Some(first) = chars.next() else {
-        return Err("a tool name cannot be empty".to_owned());
-    };
-    if !(first.is_ascii_alphabetic() || first == '_') {
-        return Err(format!(
-            "tool name \"{name}\" must start with an ASCII letter or `_`"
-        ));
+pub fn check_tool_name(name: &str) -> Result<(), ToolNameError> {
+    let owned = || name.to_owned();
+    match name_problem(name) {
+        None => Ok(()),
+        Some(NameProblem::Empty) => Err(ToolNameError::Empty),
+        Some(NameProblem::BadStart) => Err(ToolNameError::BadStart { name: owned() }),
+        Some(NameProblem::BadChar(at)) => Err(ToolNameError::BadChar {
+            name: owned(),
+            bad: name[at..].chars().next().unwrap_or('?'),
+        }),
+        Some(NameProblem::TooLong) => Err(ToolNameError::TooLong { name: owned() }),
     }
-    if let Some(bad) = name
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
-    {
-        return Err(format!(
-            "tool name \"{name}\" contains `{bad}`: use ASCII letters, digits, `_` and `-`"
-        ));
+}
+
+/// The compile-time form of [`check_tool_name`], for generated code: panics (a compile
+/// error in a `const`) with the rule when `name` breaks it.
+#[doc(hidden)]
+pub const fn assert_tool_name(name: &str) {
+    if name_problem(name).is_some() {
+        panic!(
+            "this tool name breaks ^[A-Za-z_][A-Za-z0-9_-]{{0,63}}$, the names every major model provider accepts: use ASCII letters, digits, `_` and `-`, starting with a letter or `_`"
+        );
     }
-    if name.len() > MAX_TOOL_NAME_LEN {
-        return Err(format!(
-            "tool name \"{name}\" is {} characters long; providers accept at most {MAX_TOOL_NAME_LEN}",
-            name.len()
-        ));
-    }
-    Ok(())
 }
 
 /// Who registered a tool: shown when two owners claim one name.
@@ -126,12 +210,7 @@ pub enum PackError {
         second: ToolOwner,
     },
     /// A name (after prefixing or renaming) is not a valid tool name.
-    InvalidName {
-        /// The offending name.
-        name: String,
-        /// What is wrong with it.
-        reason: String,
-    },
+    InvalidName(ToolNameError),
     /// [`ToolPack::renamed`] named a tool the pack does not have.
     UnknownTool {
         /// The missing name.
@@ -150,7 +229,7 @@ impl fmt::Display for PackError {
                 f,
                 "tool name \"{name}\" is registered twice: by {first} and by {second}"
             ),
-            PackError::InvalidName { reason, .. } => f.write_str(reason),
+            PackError::InvalidName(error) => error.fmt(f),
             PackError::UnknownTool { name } => write!(f, "the pack has no tool named \"{name}\""),
         }
     }
@@ -160,6 +239,7 @@ impl std::error::Error for PackError {}
 
 /// One tool of a pack and who put it there.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct PackEntry {
     /// The tool.
     pub tool: Arc<dyn AgentTool>,
@@ -195,10 +275,7 @@ impl ToolPack {
 
     fn push_tool(&mut self, owner: ToolOwner, tool: Arc<dyn AgentTool>) -> Result<(), PackError> {
         let name = &tool.spec().name;
-        check_tool_name(name).map_err(|reason| PackError::InvalidName {
-            name: name.clone(),
-            reason,
-        })?;
+        check_tool_name(name).map_err(PackError::InvalidName)?;
         if let Some(existing) = self.get_entry(name) {
             return Err(PackError::Duplicate {
                 name: name.clone(),
@@ -415,7 +492,8 @@ pub const fn find_duplicate_name(names: &[&str]) -> DuplicateMessage {
 /// Each item is a unit tool struct (`GetWeather`), or `Type = value` for a tool with state:
 ///
 /// ```
-/// use pi_tool::{NoParams, ToolError, ToolPack, pi_tool, tool_pack};
+/// use pi_tool::{NoParams, ToolError, pi_tool, tool_pack};
+/// use pi_tool::pack::ToolPack;
 ///
 /// /// Say hello.
 /// #[pi_tool(name = "hello")]
@@ -460,7 +538,7 @@ macro_rules! tool_pack {
             }
         };
         $crate::pack::pack_of(
-            $crate::ToolOwner::module(::core::env!("CARGO_PKG_NAME"), ::core::module_path!()),
+            $crate::pack::ToolOwner::module(::core::env!("CARGO_PKG_NAME"), ::core::module_path!()),
             ::std::vec![$($crate::IntoAgentTool::into_agent_tool(
                 $crate::__tool_pack_value!($ty $(, $value)?)
             )),*],
@@ -503,13 +581,41 @@ mod tests {
         assert!(check_tool_name("_x-1").is_ok());
         assert!(check_tool_name("").is_err());
         assert!(check_tool_name("1abc").is_err());
-        assert!(check_tool_name("get weather").unwrap_err().contains("` `"));
+        assert!(
+            check_tool_name("get weather")
+                .unwrap_err()
+                .to_string()
+                .contains("` `")
+        );
+        assert_eq!(
+            check_tool_name("météo").unwrap_err().to_string(),
+            "tool name \"météo\" contains `é`: use ASCII letters, digits, `_` and `-`"
+        );
+        assert_eq!(
+            check_tool_name("1abc").unwrap_err(),
+            ToolNameError::BadStart {
+                name: "1abc".into()
+            }
+        );
         assert!(check_tool_name(&"a".repeat(64)).is_ok());
         assert!(
             check_tool_name(&"a".repeat(65))
                 .unwrap_err()
+                .to_string()
                 .contains("at most 64")
         );
+    }
+
+    #[test]
+    fn the_compile_time_check_is_the_same_rule() {
+        const _: () = assert_tool_name("get_weather");
+        for bad in ["", "1abc", "get weather", "météo"] {
+            assert!(
+                std::panic::catch_unwind(|| assert_tool_name(bad)).is_err(),
+                "{bad}"
+            );
+        }
+        assert!(std::panic::catch_unwind(|| assert_tool_name(&"a".repeat(65))).is_err());
     }
 
     #[test]

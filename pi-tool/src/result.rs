@@ -32,6 +32,7 @@ pub(crate) use structured::render_text;
         deserialize = "D: Deserialize<'de>"
     )
 )]
+#[non_exhaustive]
 pub struct AgentToolResult<D = Value> {
     /// What the model reads: text and image blocks.
     pub content: Vec<Content>,

@@ -9,12 +9,12 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use pi_tool::ToolInvocation;
-use pi_tool::agent::{
-    Agent, AgentEvent, AgentOptions, AssistantContent, FauxModel, FauxTurn, Message, StopReason,
-};
+use pi_tool::agent::{Agent, AgentEvent, AgentOptions, AssistantContent, Message, StopReason};
+use pi_tool::testing::{FauxModel, FauxTurn};
+use pi_tool::schema::ToolSchema;
 use pi_tool::{
-    AbortSignal, AgentTool, JsonToolResult, ToolError, ToolExecutionMode, ToolSchema, ToolSpec,
-    Value, async_trait, json,
+    AbortSignal, AgentTool, JsonToolResult, ToolError, ToolExecutionMode, ToolSpec, Value,
+    async_trait, json,
 };
 
 type Body = dyn Fn(

@@ -7,10 +7,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use pi_tool::ToolInvocation;
+use pi_tool::context::ExtensionContext;
 use pi_tool::{
-    AbortController, AbortSignal, AgentTool, AgentToolResult, ExtensionContext, IntoAgentTool,
-    JsonToolResult, NoParams, OnUpdate, Tool, ToolError, ToolErrorKind, ToolExecutionMode, json,
-    pi_tool, pi_tools, wrap_tool_definition,
+    AbortController, AbortSignal, AgentTool, AgentToolResult, IntoAgentTool, JsonToolResult,
+    NoParams, OnUpdate, Tool, ToolError, ToolErrorKind, ToolExecutionMode, json, pi_tool, pi_tools,
+    wrap_tool_definition,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

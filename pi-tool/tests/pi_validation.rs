@@ -11,7 +11,8 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use pi_tool::{ToolSchema, Value};
+use pi_tool::Value;
+use pi_tool::schema::ToolSchema;
 
 /// The scenarios whose calls exercise validation and coercion; each must exist and contribute.
 const REQUIRED: &[&str] = &[

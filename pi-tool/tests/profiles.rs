@@ -9,8 +9,9 @@ use pi_tool::ToolInvocation;
 use pi_tool::profiles::{
     self, ApiShape, Profile, assert_portable, export, portability_report, verify,
 };
+use pi_tool::schema::ToolSchema;
 use pi_tool::schema::normalize;
-use pi_tool::{JsonSchema, ToolSchema, ToolSpec};
+use pi_tool::{JsonSchema, ToolSpec};
 use serde_json::{Map, Value, json};
 
 fn normalized(raw: Value) -> Value {
@@ -172,6 +173,7 @@ fn check_schema_node(profile: Profile, m: &Map<String, Value>, path: &str, out: 
         Profile::Mcp => &["oneOf", "const", "$schema"],
         Profile::Anthropic => &["oneOf", "$schema"],
         Profile::OpenAi => &["prefixItems", "$schema"],
+        other => panic!("this test does not know the profile {other:?}: add its rules"),
     };
     for k in forbidden {
         if m.contains_key(*k) {

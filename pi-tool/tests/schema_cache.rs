@@ -3,7 +3,8 @@
 //! Alone in its test binary: the build counter is process-wide, and other tests compile
 //! schemas of their own.
 
-use pi_tool::{JsonSchema, ToolSchema, json};
+use pi_tool::schema::ToolSchema;
+use pi_tool::{JsonSchema, json};
 use serde::Deserialize;
 
 #[derive(Deserialize, JsonSchema)]

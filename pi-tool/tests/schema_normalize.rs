@@ -4,8 +4,9 @@ mod common;
 
 use common::catalogue::{self, *};
 use common::snapshot;
+use pi_tool::JsonSchema;
+use pi_tool::schema::ToolSchema;
 use pi_tool::schema::{SchemaError, normalize};
-use pi_tool::{JsonSchema, ToolSchema};
 use serde_json::{Value, json};
 
 fn norm<T: JsonSchema>() -> Value {

@@ -4,7 +4,8 @@
 
 use std::collections::HashMap;
 
-use pi_tool::{JsonSchema, ToolSchema, Value, deserialize_params, json};
+use pi_tool::schema::{ToolSchema, deserialize_params};
+use pi_tool::{JsonSchema, Value, json};
 use serde::Deserialize;
 
 #[derive(Debug, Deserialize, JsonSchema, PartialEq)]

@@ -1,6 +1,7 @@
 //! Serde errors after validation read like Pi's validation errors, with the field's path.
 
-use pi_tool::{ToolErrorKind, deserialize_params, json};
+use pi_tool::schema::deserialize_params;
+use pi_tool::{ToolErrorKind, json};
 use serde::Deserialize;
 
 #[derive(Debug, Deserialize)]

@@ -9,10 +9,11 @@ use std::time::Duration;
 
 use common::catalogue::{self, *};
 use pi_tool::agent::{Agent, AgentOptions};
+use pi_tool::pack::ToolPack;
 use pi_tool::testing::{self, SchemaModel, Verdict};
 use pi_tool::{
     AbortController, AbortSignal, AgentToolResult, IntoAgentTool, OnUpdate, ToolError,
-    ToolErrorKind, ToolPack, Value, json, pi_tool, tool_pack,
+    ToolErrorKind, Value, json, pi_tool, tool_pack,
 };
 use serde::{Deserialize, Deserializer, Serialize};
 

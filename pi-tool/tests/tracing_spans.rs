@@ -9,7 +9,8 @@ mod tracing_support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use pi_tool::agent::{Agent, AgentOptions, AssistantContent, FauxModel, FauxTurn, RunPolicy};
+use pi_tool::agent::{Agent, AgentOptions, AssistantContent, RunPolicy};
+use pi_tool::testing::{FauxModel, FauxTurn};
 use pi_tool::safety::Redactor;
 use pi_tool::session::AgentSession;
 use pi_tool::{AbortSignal, AgentToolResult, OnUpdate, ToolError, json, pi_tool};

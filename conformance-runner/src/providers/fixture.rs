@@ -9,7 +9,8 @@ use pi_tool::ToolInvocation;
 use pi_tool::agent::{
     ApiKey, CacheRetention, Context, Message, Model, StreamOptions, ThinkingLevel, ToolChoice,
 };
-use pi_tool::{AgentTool, JsonToolResult, ToolError, ToolSchema, ToolSpec};
+use pi_tool::schema::ToolSchema;
+use pi_tool::{AgentTool, JsonToolResult, ToolError, ToolSpec};
 use serde_json::{Map, Value, json};
 
 /// The key the recorder passes when a fixture's options name none (FORMAT.md §1.3).

@@ -7,7 +7,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use pi_tool::{AgentToolResult, JsonSchema, ToolError, ToolPack, pi_tool, pi_tools, tool_pack};
+use pi_tool::pack::ToolPack;
+use pi_tool::{AgentToolResult, JsonSchema, ToolError, pi_tool, pi_tools, tool_pack};
 use serde::{Deserialize, Serialize};
 
 /// A temperature scale.

@@ -4,12 +4,14 @@
 
 use std::sync::Arc;
 
-use pi_tool::agent::{Agent, AgentEvent, AgentOptions, AssistantContent, FauxModel, FauxTurn};
-use pi_tool::{ToolPack, json, tool_pack};
+use pi_tool::agent::{Agent, AgentEvent, AgentOptions, AssistantContent};
+use pi_tool::testing::{FauxModel, FauxTurn};
+use pi_tool::pack::ToolPack;
+use pi_tool::{json, tool_pack};
 use weather_example::GetWeather;
 
 /// The application's tools: the weather example's `get_weather` and the forecast pack.
-fn tools() -> Result<ToolPack, pi_tool::PackError> {
+fn tools() -> Result<ToolPack, pi_tool::pack::PackError> {
     let weather: ToolPack = tool_pack![GetWeather];
     weather.merge(forecast_pack::pack())
 }

@@ -1,7 +1,8 @@
 //! Mounting packs from other crates: names, owners, merge conflicts, and a real call.
 
 use pi_tool::ToolInvocation;
-use pi_tool::{AbortSignal, OnUpdate, PackError, ToolPack, json, tool_pack};
+use pi_tool::pack::{PackError, ToolPack};
+use pi_tool::{AbortSignal, OnUpdate, json, tool_pack};
 use weather_example::GetWeather;
 
 #[test]
@@ -44,7 +45,7 @@ fn renaming_and_filtering_keep_names_valid_and_unique() {
     ));
     assert!(matches!(
         pack.clone().renamed("get_forecast", "bad name"),
-        Err(PackError::InvalidName { .. })
+        Err(PackError::InvalidName(_))
     ));
     let only = pack
         .filter(|spec| spec.name == "get_forecast")

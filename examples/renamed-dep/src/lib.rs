@@ -1,7 +1,8 @@
 //! A tool crate that depends on pi-tool as `pt`: `#[pi_tool(crate = "pt")]` and
 //! `#[schemars(crate = "pt::schemars")]` point the generated code at the renamed crate.
 
-use pt::{JsonSchema, ToolError, ToolPack, pi_tool, tool_pack};
+use pt::pack::ToolPack;
+use pt::{JsonSchema, ToolError, pi_tool, tool_pack};
 use serde::Deserialize;
 
 /// Arguments of `shout`.

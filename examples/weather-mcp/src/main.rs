@@ -19,10 +19,8 @@
 
 use std::time::Duration;
 
-use pi_tool::{
-    AgentToolResult, Tool, ToolError, ToolErrorKind, ToolExecutionMode, ToolInvocation, ToolOwner,
-    ToolPack,
-};
+use pi_tool::pack::{ToolOwner, ToolPack};
+use pi_tool::{AgentToolResult, Tool, ToolError, ToolErrorKind, ToolExecutionMode, ToolInvocation};
 use pi_tool_mcp::{CallEnd, CallOutcome, PackServer};
 use weather_example::{GetWeather, LOOKUP_DELAY, WeatherDetails, WeatherParams, lookup_weather};
 

@@ -7,9 +7,11 @@ mod hostile;
 
 use std::sync::Arc;
 
-use pi_tool::agent::{Agent, AgentOptions, AssistantContent, FauxModel, FauxTurn, RunPolicy};
+use pi_tool::agent::{Agent, AgentOptions, AssistantContent, RunPolicy};
+use pi_tool::testing::{FauxModel, FauxTurn};
+use pi_tool::pack::{ToolOwner, ToolPack};
 use pi_tool::schema::ArgumentLimits;
-use pi_tool::{IntoAgentTool, ToolOwner, ToolPack, Value, json};
+use pi_tool::{IntoAgentTool, Value, json};
 use pi_tool_mcp::PackServer;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use weather_example::GetWeather;

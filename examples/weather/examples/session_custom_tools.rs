@@ -4,7 +4,8 @@
 
 use std::sync::Arc;
 
-use pi_tool::agent::{AssistantContent, FauxModel, FauxTurn};
+use pi_tool::agent::AssistantContent;
+use pi_tool::testing::{FauxModel, FauxTurn};
 use pi_tool::json;
 use pi_tool::session::AgentSession;
 use weather_example::GetWeather;

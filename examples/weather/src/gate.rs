@@ -10,10 +10,11 @@
 //! The gate reads the call's input with the tool's own params type
 //! ([`ToolCallEvent::input_for`]), checked by name: calls to other tools pass untouched.
 
+use pi_tool::context::ExtensionContext;
 use pi_tool::session::{
     Extension, ExtensionApi, SessionError, ToolCallDecision, ToolCallEvent, ToolCallHandler,
 };
-use pi_tool::{ExtensionContext, ToolError, async_trait};
+use pi_tool::{ToolError, async_trait};
 
 use crate::GetWeather;
 

@@ -5,9 +5,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use pi_tool::ToolInvocation;
+use pi_tool::context::{ExtensionContext, Mode};
 use pi_tool::{
-    AbortSignal, AgentToolResult, ExtensionContext, IntoAgentTool, JsonToolResult, Mode, OnUpdate,
-    Tool, ToolError, ToolExecutionMode, json, pi_tool, wrap_tool_definition,
+    AbortSignal, AgentToolResult, IntoAgentTool, JsonToolResult, OnUpdate, Tool, ToolError,
+    ToolExecutionMode, json, pi_tool, wrap_tool_definition,
 };
 use weather_example::{GetWeather, WeatherDetails, WeatherParams, get_weather};
 

@@ -32,6 +32,7 @@ use crate::result::JsonToolResult;
     rename_all = "snake_case",
     rename_all_fields = "camelCase"
 )]
+#[non_exhaustive]
 pub enum AgentEvent {
     /// A run began.
     AgentStart,

@@ -28,6 +28,7 @@ use crate::result::JsonToolResult;
 pub const BLOCKED_MESSAGE: &str = "Tool execution was blocked";
 
 /// What `before_tool_call` sees (Pi's `BeforeToolCallContext`).
+#[non_exhaustive]
 pub struct BeforeToolCallContext<'a> {
     /// The assistant message that made the call.
     pub assistant_message: &'a AssistantMessage,
@@ -105,6 +106,7 @@ pub trait BeforeToolCall: Send + Sync + 'static {
 }
 
 /// What `after_tool_call` sees (Pi's `AfterToolCallContext`).
+#[non_exhaustive]
 pub struct AfterToolCallContext<'a> {
     /// The assistant message that made the call.
     pub assistant_message: &'a AssistantMessage,
@@ -171,6 +173,7 @@ pub(crate) fn merge_after(
 }
 
 /// The turn that just completed, handed to [`PrepareNextTurn`].
+#[non_exhaustive]
 pub struct CompletedTurn<'a> {
     /// The turn's assistant message.
     pub message: &'a AssistantMessage,

@@ -20,7 +20,7 @@ use crate::details::JsonDetails;
 use crate::result::JsonToolResult;
 
 /// Milliseconds since the Unix epoch (Pi's `Date.now()`), used for message timestamps.
-pub fn now_millis() -> u64 {
+pub(crate) fn now_millis() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
@@ -167,6 +167,7 @@ impl From<UserMessage> for UserMessageRepr {
 /// Why the model stopped (Pi's `StopReason`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub enum StopReason {
     /// The model finished its answer.
     Stop,
@@ -193,6 +194,7 @@ impl StopReason {
 /// Token counts and cost of one model call (Pi's `Usage`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
+#[non_exhaustive]
 pub struct Usage {
     /// Input tokens.
     pub input: u64,
@@ -218,6 +220,7 @@ pub struct Usage {
 /// The cost of one model call in dollars (Pi's `Usage.cost`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
+#[non_exhaustive]
 pub struct Cost {
     /// Input cost.
     pub input: f64,
@@ -233,6 +236,7 @@ pub struct Cost {
 
 /// A tool call the model asked for (Pi's `ToolCall` block).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ToolCall {
     /// The call id that its result message refers to.
     ///
@@ -275,6 +279,7 @@ impl ToolCall {
 /// One block of an assistant message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
+#[non_exhaustive]
 pub enum AssistantContent {
     /// Answer text.
     Text {
@@ -333,6 +338,7 @@ impl AssistantContent {
 /// What the model answered (Pi's `AssistantMessage`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct AssistantMessage {
     /// Text, thinking and tool-call blocks, in the order the model produced them.
     pub content: Vec<AssistantContent>,

@@ -24,10 +24,9 @@ mod approval;
 mod batch;
 mod driver;
 mod event;
-mod faux;
 mod hooks;
 mod listeners;
-pub mod message;
+pub(crate) mod message;
 mod model;
 mod options;
 mod policy;
@@ -37,7 +36,6 @@ pub mod telemetry;
 
 pub use approval::{ApprovalPolicy, WithoutUi};
 pub use event::AgentEvent;
-pub use faux::{FauxModel, FauxRequest, FauxTurn, REQUEST_ABORTED};
 pub use hooks::{
     AfterToolCall, AfterToolCallContext, AfterToolCallResult, BLOCKED_MESSAGE, BeforeToolCall,
     BeforeToolCallContext, BeforeToolCallResult, CompletedTurn, NextTurn, PrepareNextTurn,

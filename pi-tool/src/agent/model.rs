@@ -29,6 +29,7 @@ use super::message::{
 /// A model descriptor (Pi's `Model`): which model, through which API and provider.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Model {
     /// The provider's model id.
     pub id: String,
@@ -78,6 +79,7 @@ pub struct Model {
 /// A model's prices in US dollars per million tokens (pi-ai's `ModelCost`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ModelCost {
     /// Input tokens.
     #[serde(default)]
@@ -99,6 +101,7 @@ pub struct ModelCost {
 /// A price tier of a [`ModelCost`] (pi-ai's `ModelCostTier`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ModelCostTier {
     /// The tier applies to requests whose input tokens exceed this count.
     pub input_tokens_above: u64,
@@ -149,6 +152,7 @@ impl Default for Model {
 /// How hard a reasoning model thinks (Pi's `ThinkingLevel`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum ThinkingLevel {
     /// No reasoning.
     #[default]
@@ -264,6 +268,7 @@ pub enum ToolChoice {
 /// How long a provider keeps the prompt cache (pi-ai's `CacheRetention`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum CacheRetention {
     /// No cache markers.
     None,
@@ -316,6 +321,7 @@ impl From<String> for ApiKey {
     rename_all = "snake_case",
     rename_all_fields = "camelCase"
 )]
+#[non_exhaustive]
 pub enum AssistantMessageEvent {
     /// Streaming began.
     Start {

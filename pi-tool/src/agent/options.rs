@@ -6,7 +6,7 @@ use std::num::NonZeroUsize;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::faux::FauxModel;
+use crate::testing::FauxModel;
 use super::hooks::{AfterToolCall, BeforeToolCall, PrepareNextTurn};
 use super::message::Message;
 use super::model::{Model, StreamFn, StreamOptions, ThinkingLevel};
@@ -28,6 +28,7 @@ pub enum QueueMode {
 
 /// The agent's state (Pi's `AgentState`).
 #[derive(Clone, Default)]
+#[non_exhaustive]
 pub struct AgentState {
     /// The system prompt.
     pub system_prompt: String,
@@ -69,6 +70,7 @@ impl std::fmt::Debug for AgentState {
 
 /// How to build an [`Agent`](super::Agent) (Pi's `AgentOptions`).
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct AgentOptions {
     /// The initial state (prompt, model, tools, transcript).
     pub initial_state: AgentState,
@@ -205,6 +207,7 @@ impl AgentOptions {
 
 /// Why a prompt could not start.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum AgentError {
     /// A run is active (Pi's text).
     AlreadyProcessing,

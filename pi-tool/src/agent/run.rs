@@ -80,6 +80,7 @@ pub type MessageSource = Arc<dyn Fn() -> Vec<Message> + Send + Sync>;
 
 /// The loop's configuration (Pi's `AgentLoopConfig`).
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct LoopConfig {
     /// The model descriptor handed to the stream function.
     pub model: Model,
@@ -195,6 +196,7 @@ pub async fn run_agent_loop_continue(
 
 /// Why a run cannot continue.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ContinueError {
     /// The transcript is empty.
     NoMessages,

@@ -8,6 +8,7 @@ use crate::schema::keywords::{Step, for_each_child, for_each_child_mut, types_of
 
 /// Sizes of a wire schema that providers limit (OpenAI strict, Anthropic strict).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Budget {
     /// Properties declared by all objects together.
     pub properties: usize,

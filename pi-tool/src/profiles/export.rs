@@ -58,6 +58,7 @@ impl<S: SpecSource + ?Sized> SpecSource for &S {
 
 /// The request format a tool list is written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ApiShape {
     /// Anthropic Messages `tools`.
     AnthropicMessages,
@@ -121,6 +122,7 @@ impl ApiShape {
 
 /// One exported tool.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ExportedTool {
     /// The tool's name.
     pub name: String,
@@ -134,6 +136,7 @@ pub struct ExportedTool {
 
 /// A tool list for one provider, with what had to give.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct Export {
     /// The exported tools, in input order.
     pub tools: Vec<ExportedTool>,

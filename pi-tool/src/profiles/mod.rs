@@ -3,7 +3,7 @@
 //!
 //! # The model
 //!
-//! A tool's [`ToolSchema`](crate::ToolSchema) holds one canonical schema (schemars output
+//! A tool's [`ToolSchema`](crate::schema::ToolSchema) holds one canonical schema (schemars output
 //! after [`normalize`]): it is what arguments are validated
 //! against. Each provider accepts a different subset of JSON Schema, and a schema it
 //! rejects fails the *whole request* (every tool), so what is sent is derived per
@@ -67,6 +67,7 @@ pub use reverse::ReverseMap;
 
 /// A provider's schema dialect (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Profile {
     /// MCP `inputSchema`, portable across the hosts that forward it.
     Mcp,
@@ -147,6 +148,7 @@ impl fmt::Display for Profile {
 
 /// A profile's result for one schema.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Outcome {
     /// The schema to send.
     pub schema: Value,
@@ -243,7 +245,7 @@ fn where_(pointer: &str) -> String {
 }
 
 /// Every profile starts from the canonical form: [`normalize`] is a no-op on a schema
-/// that is already normalised (what [`ToolSchema`](crate::ToolSchema) holds) and makes
+/// that is already normalised (what [`ToolSchema`](crate::schema::ToolSchema) holds) and makes
 /// any other JSON Schema (hand-written, or raw schemars output) safe for the passes.
 fn start(schema: &Value) -> (Value, Ctx) {
     let mut ctx = Ctx::new();

@@ -250,7 +250,8 @@ pub fn portability_report<S: SpecSource>(tools: &[S], profiles: &[Profile]) -> V
 ///
 /// ```
 /// use pi_tool::profiles::{Profile, assert_portable};
-/// use pi_tool::{JsonSchema, ToolSchema, ToolSpec};
+/// use pi_tool::{JsonSchema, ToolSpec};
+/// use pi_tool::schema::ToolSchema;
 ///
 /// /// Look up the weather.
 /// #[derive(JsonSchema)]

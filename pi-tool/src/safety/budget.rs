@@ -36,6 +36,7 @@ use crate::update::OnUpdate;
 
 /// How the model is told to fetch the rest of a truncated result.
 #[derive(Clone)]
+#[non_exhaustive]
 pub enum Continuation {
     /// The tool takes a line offset under this parameter name: the note says
     /// `Call again with <name>=<next offset> to continue.`
@@ -83,6 +84,7 @@ impl fmt::Debug for Continuation {
 /// Which limit cut the text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub enum TruncatedBy {
     /// `max_lines` was reached.
     Lines,
@@ -93,6 +95,7 @@ pub enum TruncatedBy {
 /// What a budget cut: enough for the host to page, and for the note.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Truncation {
     /// The first line shown, 1-based (the call's offset + 1).
     pub first_line: usize,
@@ -116,6 +119,7 @@ pub struct Truncation {
 /// plus the full text and the truncation when something was cut.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Truncated<D> {
     /// The tool's details, unchanged.
     pub details: D,
@@ -144,6 +148,7 @@ impl Default for ResultBudget {
 
 /// Text cut by [`ResultBudget::trim_text`].
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct TrimmedText {
     /// What the model reads: the kept head and, when cut, the note.
     pub text: String,

@@ -392,6 +392,7 @@ async fn read_bounded<R: AsyncRead + Unpin>(reader: Option<R>, limit: usize) -> 
 
 /// One captured stream: its head, as text, and whether anything was cut.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct CapturedOutput {
     /// The kept bytes as text (invalid UTF-8 replaced by U+FFFD; a character cut by the
     /// limit is dropped whole).
@@ -440,6 +441,7 @@ fn incomplete_utf8_tail(bytes: &[u8]) -> usize {
 
 /// What a finished run produced.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct CommandOutput {
     /// The program's file name (no directory), for messages.
     pub program: String,

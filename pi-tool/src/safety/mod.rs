@@ -36,7 +36,8 @@
 //! ```
 //! use std::time::Duration;
 //! use pi_tool::safety::{Command, Redactor, ResultBudget, resolve_existing_path_inside_root};
-//! use pi_tool::{AbortSignal, AgentToolResult, ExtensionContext, ToolError};
+//! use pi_tool::{AbortSignal, AgentToolResult, ToolError};
+//! use pi_tool::context::ExtensionContext;
 //!
 //! async fn search(
 //!     ctx: &ExtensionContext,

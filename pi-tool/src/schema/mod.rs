@@ -96,6 +96,7 @@ use compile::Compiled;
 
 pub(crate) use normalize::MAX_DEPTH;
 
+pub use crate::tool::deserialize_params;
 pub use limits::ArgumentLimits;
 pub use normalize::{Normalized, SchemaError, normalize};
 pub use output::{OutputSchema, WRAPPED_RESULT_KEY};
@@ -225,7 +226,8 @@ impl ToolSchema {
     /// Pi's validation error text.
     ///
     /// ```
-    /// use pi_tool::{ToolSchema, json};
+    /// use pi_tool::json;
+    /// use pi_tool::schema::ToolSchema;
     ///
     /// let schema = ToolSchema::from_json(json!({
     ///     "type": "object",
@@ -259,18 +261,11 @@ impl ToolSchema {
             .map(Cow::into_owned)
     }
 
-    /// [`validate`](Self::validate) for arguments the caller owns: when they are valid as
-    /// given (the common case) they are returned without a copy.
-    pub fn validate_owned(&self, tool_name: &str, args: Value) -> Result<Value, ToolError> {
-        self.validate_cow(tool_name, Cow::Owned(args))
-            .map(Cow::into_owned)
-    }
-
     /// [`validate`](Self::validate) without a copy where none is needed: arguments that
     /// are valid as given and that Pi's passes leave alone (the common case) come back as
     /// they came, borrowed or owned. What [`AgentTool::check_arguments`](crate::AgentTool)
     /// runs.
-    pub fn validate_cow<'a>(
+    pub(crate) fn validate_cow<'a>(
         &self,
         tool_name: &str,
         args: Cow<'a, Value>,

@@ -51,6 +51,7 @@ pub(crate) const MAX_DEPTH: usize = 256;
 
 /// The result of [`normalize`].
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Normalized {
     /// The canonical schema: an object schema with `properties`.
     pub schema: Value,

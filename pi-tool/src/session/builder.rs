@@ -27,7 +27,7 @@ use crate::tool::{AgentTool, IntoAgentTool};
 
 impl AgentSession {
     /// Starts a session on this model implementation (a provider, or
-    /// [`FauxModel`](crate::agent::FauxModel) in tests).
+    /// [`FauxModel`](crate::testing::FauxModel) in tests).
     pub fn builder(stream_fn: Arc<dyn StreamFn>) -> AgentSessionBuilder {
         AgentSessionBuilder {
             stream_fn,

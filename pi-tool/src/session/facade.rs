@@ -21,6 +21,7 @@ use crate::tool::AgentTool;
 /// A failing extension handler, reported to the session's subscribers (Pi's
 /// `bindExtensions({onError})`).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ExtensionErrorEvent {
     /// The extension (`<inline:NAME>`).
     pub extension_path: String,
@@ -32,10 +33,10 @@ pub struct ExtensionErrorEvent {
 
 /// What session subscribers receive: the agent's events and the extension events.
 #[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
 // Listeners receive events by reference; boxing the common variant would cost an
 // allocation per event to save stack space on the rare one.
 #[allow(clippy::large_enum_variant)]
+#[non_exhaustive]
 pub enum SessionEvent {
     /// An agent event (Pi's `AgentEvent`).
     Agent(AgentEvent),
@@ -45,6 +46,7 @@ pub enum SessionEvent {
 
 /// What a change of the active tools did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ActiveToolsChange {
     /// The active tool names now, in order.
     pub active: Vec<String>,

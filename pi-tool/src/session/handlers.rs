@@ -37,6 +37,7 @@ pub type ToolCallDecision = BeforeToolCallResult;
 
 /// What a `tool_call` handler sees (Pi's `ToolCallEvent`).
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ToolCallEvent {
     /// The called tool.
     pub tool_name: String,
@@ -100,6 +101,7 @@ where
 /// What a `tool_result` handler sees (Pi's `ToolResultEvent`), after earlier handlers'
 /// replacements.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ToolResultEvent {
     /// The called tool.
     pub tool_name: String,

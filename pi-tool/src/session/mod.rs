@@ -18,16 +18,19 @@
 //! * [`handlers`]: `tool_call`, `tool_result` and `tool_execution_*` handlers and chains.
 //! * [`store`]: the in-memory transcript ([`SessionManager`]).
 //!
-//! Tools get a fresh [`ExtensionContext`](crate::ExtensionContext) per execute call and
+//! Tools get a fresh [`ExtensionContext`](crate::context::ExtensionContext) per execute call and
 //! handlers one per emission; it is a live view of the session and becomes stale after
 //! [`AgentSession::dispose`]. Differences from Pi are listed in `docs/differences-from-pi.md`.
 //!
 //! ```
 //! use std::sync::Arc;
-//! use pi_tool::agent::{AssistantContent, FauxModel, FauxTurn};
+//! use pi_tool::agent::AssistantContent;
+//! use pi_tool::testing::{FauxModel, FauxTurn};
 //! use pi_tool::session::{AgentSession, FnExtension, ToolCallDecision, ToolCallEvent};
-//! use pi_tool::{AgentTool, ExtensionContext, json};
-//! # use pi_tool::{JsonToolResult, ToolError, ToolInvocation, ToolSchema, ToolSpec};
+//! use pi_tool::{AgentTool, json};
+//! use pi_tool::context::ExtensionContext;
+//! # use pi_tool::{JsonToolResult, ToolError, ToolInvocation, ToolSpec};
+//! # use pi_tool::schema::ToolSchema;
 //! # struct Echo(ToolSpec);
 //! # #[pi_tool::async_trait]
 //! # impl AgentTool for Echo {
@@ -78,14 +81,14 @@
 //! ```
 
 mod builder;
-pub mod extension;
+mod extension;
 mod facade;
-pub mod handlers;
+mod handlers;
 mod hooks;
-pub mod prompt;
-pub mod registry;
+mod prompt;
+mod registry;
 mod shared;
-pub mod store;
+mod store;
 mod tool;
 
 use std::fmt;
@@ -104,7 +107,7 @@ pub use registry::{CUSTOM_TOOLS_OWNER, DuplicateToolError, RegisteredTool, ToolS
 pub use store::SessionManager;
 
 use crate::agent::AgentError;
-use crate::pack::ToolOwner;
+use crate::pack::{ToolNameError, ToolOwner};
 
 /// Why a session operation failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -117,7 +120,7 @@ pub enum SessionError {
         /// Who registered it.
         owner: ToolOwner,
         /// What is wrong with the name.
-        message: String,
+        error: ToolNameError,
     },
     /// An extension's registration step failed.
     Extension {
@@ -138,8 +141,8 @@ impl fmt::Display for SessionError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             SessionError::DuplicateTools(e) => e.fmt(f),
-            SessionError::InvalidToolName { owner, message } => {
-                write!(f, "{message} (registered by {owner})")
+            SessionError::InvalidToolName { owner, error } => {
+                write!(f, "{error} (registered by {owner})")
             }
             SessionError::Extension { owner, message } => {
                 write!(f, "extension {owner} failed to load: {message}")

@@ -38,6 +38,7 @@ pub const GUIDELINE_PATHS: &str = "Show file paths clearly when working with fil
 
 /// The text around the tool-derived sections of the default prompt.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct PromptTemplate {
     /// The opening paragraph.
     pub intro: String,
@@ -59,6 +60,7 @@ impl Default for PromptTemplate {
 
 /// Where a session's system prompt comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SystemPrompt {
     /// The default prompt builder with this template.
     Default(PromptTemplate),
@@ -126,7 +128,11 @@ pub fn guideline_lines(active: &[&ToolSpec]) -> Vec<String> {
 }
 
 /// Builds the full prompt for these active tools.
-pub fn build_system_prompt(source: &SystemPrompt, active: &[&ToolSpec], cwd: &Path) -> String {
+pub(crate) fn build_system_prompt(
+    source: &SystemPrompt,
+    active: &[&ToolSpec],
+    cwd: &Path,
+) -> String {
     let cwd = cwd.to_string_lossy().replace('\\', "/");
     match source {
         SystemPrompt::Custom { text, append } => {

@@ -23,6 +23,7 @@ pub const CUSTOM_TOOLS_OWNER: &str = "custom tools";
 
 /// Where a registered tool came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ToolSource {
     /// Registered by an extension (Pi's `inline`).
     Extension,
@@ -42,6 +43,7 @@ impl ToolSource {
 
 /// One registered tool.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct RegisteredTool {
     /// The definition (also its spec: name, snippet, guidelines).
     pub definition: Arc<dyn AgentTool>,
@@ -70,6 +72,7 @@ impl fmt::Debug for RegisteredTool {
 
 /// Two or more owners claimed the same names.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct DuplicateToolError {
     /// Every conflict: name, first owner, second owner.
     pub conflicts: Vec<PackError>,

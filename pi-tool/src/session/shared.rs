@@ -169,9 +169,9 @@ impl Shared {
         let mut state = lock(&self.state);
         let sources = Self::all_sources(&state, &self.custom_tools);
         for tool in &sources {
-            check_tool_name(tool.name()).map_err(|message| SessionError::InvalidToolName {
+            check_tool_name(tool.name()).map_err(|error| SessionError::InvalidToolName {
                 owner: tool.owner.clone(),
-                message,
+                error,
             })?;
         }
         check_unique(sources.iter().map(|t| (&t.owner, &t.definition)))?;
@@ -256,9 +256,9 @@ impl Shared {
             return Err(SessionError::Disposed);
         };
         let name = definition.spec().name.clone();
-        check_tool_name(&name).map_err(|message| SessionError::InvalidToolName {
+        check_tool_name(&name).map_err(|error| SessionError::InvalidToolName {
             owner: owner.clone(),
-            message,
+            error,
         })?;
         if state.ready {
             // A late registration must not take a name from another owner.

@@ -279,7 +279,7 @@ fn outcome(
 /// allows: a validation or serde error on generated-valid arguments (serde and the schema
 /// disagree), a panic, or a tool for which no valid arguments could be generated.
 ///
-/// Takes a [`ToolPack`](crate::ToolPack) or a list of `Arc<dyn AgentTool>`. The tools
+/// Takes a [`ToolPack`](crate::pack::ToolPack) or a list of `Arc<dyn AgentTool>`. The tools
 /// really run: give it tools whose side effects a test may have. See [`check_schema`]
 /// for the report without the panic.
 pub async fn assert_pack_accepts_its_schema(tools: impl IntoTools) {

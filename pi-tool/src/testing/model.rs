@@ -6,10 +6,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::agent::{
-    AssistantContent, AssistantMessageStream, Context, FauxModel, FauxTurn, Model, StreamFn,
-    StreamOptions,
-};
+use crate::agent::{AssistantContent, AssistantMessageStream, Context, Model, StreamFn, StreamOptions};
+use crate::testing::{FauxModel, FauxTurn};
 use crate::pack::ToolPack;
 use crate::tool::AgentTool;
 

@@ -13,6 +13,7 @@ use crate::agent::Model;
 /// Cerebras, xAI, chutes.ai, opencode). Unknown keys are ignored.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct OpenAiCompletionsCompat {
     /// Whether the server accepts the `store` field (then `store: false` is sent).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -9,7 +9,7 @@ pub struct Params {
 
 /// Return the weather for a city.
 #[pi_tool]
-pub async fn get_weather(params: Params, ctx: &pi_tool::ExtensionContext) -> Result<String, ToolError> {
+pub async fn get_weather(params: Params, ctx: &pi_tool::context::ExtensionContext) -> Result<String, ToolError> {
     let _ = ctx;
     Ok(params.city)
 }

@@ -1,5 +1,6 @@
 //! Pi's five-argument form: with an `ExtensionContext` the tool is a definition.
-use pi_tool::{AbortSignal, AgentToolResult, ExtensionContext, IntoAgentTool, NoDetails, OnUpdate, ToolError, pi_tool, wrap_tool_definition};
+use pi_tool::{AbortSignal, AgentToolResult, IntoAgentTool, NoDetails, OnUpdate, ToolError, pi_tool, wrap_tool_definition};
+use pi_tool::context::ExtensionContext;
 use serde::Deserialize;
 
 #[derive(Deserialize, pi_tool::JsonSchema)]

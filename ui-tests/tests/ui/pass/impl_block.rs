@@ -2,7 +2,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use pi_tool::{ExtensionContext, ToolError, Tool, pi_tools};
+use pi_tool::{ToolError, Tool, pi_tools};
+use pi_tool::context::ExtensionContext;
 use serde::Deserialize;
 
 pub struct Counter {

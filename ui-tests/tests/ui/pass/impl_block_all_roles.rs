@@ -1,7 +1,8 @@
 //! A `#[pi_tools]` method with every role: call id, params, signal, updates, context.
 use std::sync::Arc;
 
-use pi_tool::{AbortSignal, AgentToolResult, ExtensionContext, OnUpdate, ToolError, pi_tools, wrap_tool_definition};
+use pi_tool::{AbortSignal, AgentToolResult, OnUpdate, ToolError, pi_tools, wrap_tool_definition};
+use pi_tool::context::ExtensionContext;
 use serde::{Deserialize, Serialize};
 
 pub struct Jobs {

@@ -37,7 +37,7 @@ pub async fn get_weather(params: WeatherParams) -> Result<String, ToolError> {
 }
 
 fn main() {
-    let schema = pi_tool::ToolSchema::for_type::<WeatherParams>();
+    let schema = pi_tool::schema::ToolSchema::for_type::<WeatherParams>();
     let json = schema.json();
     assert_eq!(json["additionalProperties"], false);
     assert_eq!(json["properties"]["city"]["maxLength"], 80);

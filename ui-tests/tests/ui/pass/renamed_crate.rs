@@ -82,7 +82,7 @@ impl Counter {
     /// Reads the counter.
     #[doc = concat!("Never changes it.")]
     #[pi_tool(name = "read_counter")]
-    async fn read(&self, ctx: pt::ExtensionContext) -> Result<String, ToolError> {
+    async fn read(&self, ctx: pt::context::ExtensionContext) -> Result<String, ToolError> {
         let _ = ctx.cwd();
         Ok(self.count.load(Ordering::SeqCst).to_string())
     }

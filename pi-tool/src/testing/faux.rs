@@ -22,8 +22,8 @@ use std::time::Duration;
 use futures::Stream;
 use serde::Deserialize;
 
-use super::message::{AssistantContent, AssistantMessage, Message, StopReason};
-use super::model::{
+use crate::agent::{AssistantContent, AssistantMessage, Message, StopReason};
+use crate::agent::{
     AssistantMessageEvent, AssistantMessageStream, Context, Model, StreamFn, StreamOptions,
 };
 use crate::abort::AbortSignal;
@@ -34,6 +34,7 @@ pub const REQUEST_ABORTED: &str = "Request was aborted";
 /// One scripted answer (FORMAT.md §4.1).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct FauxTurn {
     /// The blocks, streamed in order.
     pub content: Vec<AssistantContent>,
@@ -110,6 +111,7 @@ impl FauxTurn {
 
 /// One recorded model call.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct FauxRequest {
     /// The call number, from 0.
     pub index: usize,
@@ -368,7 +370,7 @@ impl FauxStream {
                 self.arguments = std::mem::replace(&mut call.arguments, self.no_arguments.clone());
                 partial
                     .content
-                    .push(AssistantContent::ToolCall(super::message::ToolCall {
+                    .push(AssistantContent::ToolCall(crate::agent::ToolCall {
                         id: std::mem::take(&mut call.id),
                         name: std::mem::take(&mut call.name),
                         arguments: self.no_arguments.clone(),
@@ -387,7 +389,7 @@ impl FauxStream {
                     Kind::ToolcallEnd(c.clone())
                 }
                 // The partial always holds the block streamed at step 0.
-                _ => Kind::ToolcallEnd(super::message::ToolCall {
+                _ => Kind::ToolcallEnd(crate::agent::ToolCall {
                     id: Arc::from(""),
                     name: Arc::from(""),
                     arguments: self.arguments.clone(),
@@ -497,7 +499,7 @@ enum Kind {
     ThinkingEnd(String),
     ToolcallStart,
     ToolcallDelta(String),
-    ToolcallEnd(super::message::ToolCall),
+    ToolcallEnd(crate::agent::ToolCall),
 }
 
 fn stop_reason_name(reason: StopReason) -> &'static str {
