@@ -10,13 +10,13 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use pi_tool::agent::Message;
-use pi_tool::testing::FauxModel;
 use pi_tool::context::{ExtensionContext, ExtensionUi, Mode};
 use pi_tool::session::{
     AgentSession, ExtensionApi, FnExtension, SessionError, SessionEvent, ToolCallDecision,
     ToolCallEvent, ToolCallHandler, ToolResultEvent, ToolResultHandler, ToolResultPatch,
     ToolSource,
 };
+use pi_tool::testing::FauxModel;
 use pi_tool::{AgentTool, JsonToolResult, ToolError, ToolInvocation, ToolSpec};
 use serde_json::{Map, Value, json};
 

@@ -9,13 +9,13 @@ use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_mai
 use pi_tool::AgentTool;
 use pi_tool::ToolInvocation;
 use pi_tool::agent::AssistantContent;
-use pi_tool::testing::{FauxModel, FauxTurn};
 use pi_tool::context::ExtensionContext;
 use pi_tool::schema::ToolSchema;
 use pi_tool::session::{
     AgentSession, ExtensionApi, FnExtension, SessionError, ToolCallDecision, ToolCallEvent,
     ToolResultEvent, ToolResultPatch,
 };
+use pi_tool::testing::{FauxModel, FauxTurn};
 use pi_tool::{JsonToolResult, ToolError, ToolSpec, async_trait, json};
 
 struct Echo(ToolSpec);

@@ -10,8 +10,8 @@ use std::time::Instant;
 
 use pi_tool::ToolInvocation;
 use pi_tool::agent::{Agent, AgentOptions, AssistantContent};
-use pi_tool::testing::{FauxModel, FauxTurn};
 use pi_tool::schema::ToolSchema;
+use pi_tool::testing::{FauxModel, FauxTurn};
 use pi_tool::{
     AgentTool, JsonToolResult, ToolError, ToolExecutionMode, ToolSpec, async_trait, json,
 };

@@ -28,8 +28,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use pi_tool::agent::{Agent, AgentOptions, AssistantContent, RunPolicy};
-use pi_tool::testing::{FauxModel, FauxTurn};
 use pi_tool::safety::Redactor;
+use pi_tool::testing::{FauxModel, FauxTurn};
 use pi_tool::{AbortSignal, AgentToolResult, OnUpdate, ToolError, json, pi_tool};
 use tracing_subscriber::fmt::format::FmtSpan;
 

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use pi_tool::ToolInvocation;
 use pi_tool::agent::{Agent, AgentEvent, AgentOptions, AssistantContent, Message, StopReason};
-use pi_tool::testing::{FauxModel, FauxTurn};
 use pi_tool::schema::ToolSchema;
+use pi_tool::testing::{FauxModel, FauxTurn};
 use pi_tool::{
     AbortSignal, AgentTool, JsonToolResult, ToolError, ToolExecutionMode, ToolSpec, Value,
     async_trait, json,

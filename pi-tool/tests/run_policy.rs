@@ -10,10 +10,10 @@ use std::time::Duration;
 
 use pi_tool::ToolInvocation;
 use pi_tool::agent::{Agent, AgentOptions, AssistantContent, Message};
-use pi_tool::testing::{FauxModel, FauxTurn};
 use pi_tool::safety::ResultBudget;
 use pi_tool::schema::ToolSchema;
 use pi_tool::session::AgentSession;
+use pi_tool::testing::{FauxModel, FauxTurn};
 use pi_tool::{
     AbortSignal, AgentTool, JsonToolResult, OnUpdate, ToolError, ToolSpec, Value, async_trait, json,
 };

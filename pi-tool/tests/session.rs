@@ -6,7 +6,6 @@ use std::sync::{Arc, Mutex};
 use pi_tool::AgentTool;
 use pi_tool::ToolInvocation;
 use pi_tool::agent::{AssistantContent, Message};
-use pi_tool::testing::{FauxModel, FauxTurn};
 use pi_tool::context::{ExtensionContext, ExtensionUi, Mode};
 use pi_tool::safety::Redactor;
 use pi_tool::schema::ToolSchema;
@@ -14,6 +13,7 @@ use pi_tool::session::{
     AgentSession, ExtensionApi, FnExtension, SessionError, SessionEvent, ToolCallDecision,
     ToolCallEvent, ToolResultEvent, ToolResultPatch,
 };
+use pi_tool::testing::{FauxModel, FauxTurn};
 use pi_tool::{
     AgentToolResult, JsonSchema, JsonToolResult, Tool, ToolError, ToolSpec, Value, async_trait,
     json,

@@ -10,9 +10,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use pi_tool::agent::{Agent, AgentOptions, AssistantContent, RunPolicy};
-use pi_tool::testing::{FauxModel, FauxTurn};
 use pi_tool::safety::Redactor;
 use pi_tool::session::AgentSession;
+use pi_tool::testing::{FauxModel, FauxTurn};
 use pi_tool::{AbortSignal, AgentToolResult, OnUpdate, ToolError, json, pi_tool};
 use tracing_support::{Recorder, SpanRecord};
 

@@ -8,9 +8,9 @@ mod hostile;
 use std::sync::Arc;
 
 use pi_tool::agent::{Agent, AgentOptions, AssistantContent, RunPolicy};
-use pi_tool::testing::{FauxModel, FauxTurn};
 use pi_tool::pack::{ToolOwner, ToolPack};
 use pi_tool::schema::ArgumentLimits;
+use pi_tool::testing::{FauxModel, FauxTurn};
 use pi_tool::{IntoAgentTool, Value, json};
 use pi_tool_mcp::PackServer;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};

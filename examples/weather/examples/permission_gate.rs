@@ -6,9 +6,9 @@
 use std::sync::Arc;
 
 use pi_tool::agent::AssistantContent;
-use pi_tool::testing::{FauxModel, FauxTurn};
 use pi_tool::context::{ExtensionUi, Mode};
 use pi_tool::session::AgentSession;
+use pi_tool::testing::{FauxModel, FauxTurn};
 use pi_tool::{async_trait, json};
 use weather_example::gate::WeatherGate;
 

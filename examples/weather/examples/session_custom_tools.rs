@@ -5,9 +5,9 @@
 use std::sync::Arc;
 
 use pi_tool::agent::AssistantContent;
-use pi_tool::testing::{FauxModel, FauxTurn};
 use pi_tool::json;
 use pi_tool::session::AgentSession;
+use pi_tool::testing::{FauxModel, FauxTurn};
 use weather_example::GetWeather;
 
 #[tokio::main]

@@ -19,9 +19,12 @@ mod small_model;
 use std::io::Write;
 use std::sync::Arc;
 
-use pi_tool::agent::{Agent, AgentEvent, AgentOptions, ApiKey, AssistantContent, AssistantMessageEvent, Model, StreamOptions};
-use pi_tool::testing::{FauxModel, FauxTurn};
+use pi_tool::agent::{
+    Agent, AgentEvent, AgentOptions, ApiKey, AssistantContent, AssistantMessageEvent, Model,
+    StreamOptions,
+};
 use pi_tool::providers::{Providers, builtin_models};
+use pi_tool::testing::{FauxModel, FauxTurn};
 use pi_tool::{IntoAgentTool, json};
 use weather_example::GetWeather;
 

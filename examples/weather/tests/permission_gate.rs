@@ -3,9 +3,9 @@
 use std::sync::{Arc, Mutex};
 
 use pi_tool::agent::AssistantContent;
-use pi_tool::testing::{FauxModel, FauxTurn};
 use pi_tool::context::{ExtensionUi, Mode};
 use pi_tool::session::AgentSession;
+use pi_tool::testing::{FauxModel, FauxTurn};
 use pi_tool::{async_trait, json};
 use weather_example::gate::{NEEDS_APPROVAL, USER_DENIED, WeatherGate};
 

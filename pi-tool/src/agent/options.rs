@@ -6,7 +6,6 @@ use std::num::NonZeroUsize;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::testing::FauxModel;
 use super::hooks::{AfterToolCall, BeforeToolCall, PrepareNextTurn};
 use super::message::Message;
 use super::model::{Model, StreamFn, StreamOptions, ThinkingLevel};
@@ -14,6 +13,7 @@ use super::policy::RunPolicy;
 use super::run::ContinueError;
 use crate::mode::ToolExecutionMode;
 use crate::safety::Redactor;
+use crate::testing::FauxModel;
 use crate::tool::AgentTool;
 
 /// How queued steering / follow-up messages are delivered.

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use super::checks::{ANTHROPIC_MAX_OPTIONAL, ANTHROPIC_MAX_STRICT_TOOLS, ANTHROPIC_MAX_UNIONS};
-use super::{Outcome, Profile, ReverseMap};
+use super::{Diagnostic, Outcome, Profile, ReverseMap};
 use crate::tool::{AgentTool, ToolSpec};
 
 /// Anything that has a [`ToolSpec`]: specs, `Arc<dyn AgentTool>`.
@@ -141,9 +141,9 @@ pub struct Export {
     /// The exported tools, in input order.
     pub tools: Vec<ExportedTool>,
     /// Tools left out, with the reasons.
-    pub rejected: Vec<(String, Vec<String>)>,
+    pub rejected: Vec<(String, Vec<Diagnostic>)>,
     /// Tools sent with the fallback profile, with the reasons.
-    pub fell_back: Vec<(String, Vec<String>)>,
+    pub fell_back: Vec<(String, Vec<Diagnostic>)>,
 }
 
 impl Export {
@@ -202,11 +202,13 @@ pub fn export<S: SpecSource>(tools: &[S], profile: Profile, shape: ApiShape) -> 
     for tool in tools {
         let spec = tool.tool_spec();
         if let Some(problem) = shape.check_name(&spec.name) {
-            out.rejected.push((spec.name.clone(), vec![problem]));
+            out.rejected
+                .push((spec.name.clone(), vec![Diagnostic::request(problem)]));
             continue;
         }
         if let Some(e) = spec.parameters.error() {
-            out.rejected.push((spec.name.clone(), vec![e.to_owned()]));
+            out.rejected
+                .push((spec.name.clone(), vec![Diagnostic::request(e.to_owned())]));
             continue;
         }
         let mut used = profile;
@@ -223,11 +225,11 @@ pub fn export<S: SpecSource>(tools: &[S], profile: Profile, shape: ApiShape) -> 
                 optional += b.optional_properties;
                 unions += b.union_properties;
             } else {
-                outcome.errors.push(format!(
+                outcome.errors.push(super::Diagnostic::request(format!(
                     "the request's strict-mode budget ({ANTHROPIC_MAX_STRICT_TOOLS} tools, \
                      {ANTHROPIC_MAX_OPTIONAL} optional properties, {ANTHROPIC_MAX_UNIONS} \
                      union properties) is used up by the tools before it"
-                ));
+                )));
             }
         }
         if !outcome.is_ok() {

@@ -153,9 +153,9 @@ pub struct Outcome {
     /// The schema to send.
     pub schema: Value,
     /// What was lost or approximated (a map described in words, recursion cut …).
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Diagnostic>,
     /// Why the provider would reject this schema in this mode; empty when it is fine.
-    pub errors: Vec<String>,
+    pub errors: Vec<Diagnostic>,
     /// What to undo on the model's arguments before validation.
     pub reverse: ReverseMap,
     /// Sizes providers limit.
@@ -169,10 +169,57 @@ impl Outcome {
     }
 }
 
+/// One error or warning of a profile: where in the schema, and what. `Display` gives
+/// the line a user reads (`parameter tags: ...`); it serialises as that line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    pointer: String,
+    line: String,
+}
+
+impl Diagnostic {
+    pub(crate) fn new(pointer: &str, message: &str) -> Self {
+        Diagnostic {
+            pointer: pointer.to_owned(),
+            line: format!("{} {message}", where_(pointer)),
+        }
+    }
+
+    /// A diagnostic about the request as a whole rather than one schema node.
+    pub(crate) fn request(line: String) -> Self {
+        Diagnostic {
+            pointer: String::new(),
+            line,
+        }
+    }
+
+    /// The JSON pointer of the schema node it is about (empty: the whole schema).
+    pub fn pointer(&self) -> &str {
+        &self.pointer
+    }
+
+    /// The line a user reads.
+    pub fn as_str(&self) -> &str {
+        &self.line
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.line)
+    }
+}
+
+impl serde::Serialize for Diagnostic {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.line)
+    }
+}
+
 /// Messages collected while a profile runs.
 pub(crate) struct Ctx {
-    pub(crate) warnings: Vec<String>,
-    pub(crate) errors: Vec<String>,
+    pub(crate) warnings: Vec<Diagnostic>,
+    pub(crate) errors: Vec<Diagnostic>,
     pub(crate) reverse: ReverseMap,
 }
 
@@ -186,16 +233,16 @@ impl Ctx {
     }
 
     pub(crate) fn error(&mut self, pointer: &str, message: &str) {
-        let line = format!("{} {message}", where_(pointer));
-        if !self.errors.contains(&line) {
-            self.errors.push(line);
+        let diagnostic = Diagnostic::new(pointer, message);
+        if !self.errors.contains(&diagnostic) {
+            self.errors.push(diagnostic);
         }
     }
 
     pub(crate) fn warn(&mut self, pointer: &str, message: &str) {
-        let line = format!("{} {message}", where_(pointer));
-        if !self.warnings.contains(&line) {
-            self.warnings.push(line);
+        let diagnostic = Diagnostic::new(pointer, message);
+        if !self.warnings.contains(&diagnostic) {
+            self.warnings.push(diagnostic);
         }
     }
 
@@ -251,7 +298,8 @@ fn start(schema: &Value) -> (Value, Ctx) {
     let mut ctx = Ctx::new();
     match normalize(schema.clone()) {
         Ok(n) => {
-            ctx.warnings.extend(n.warnings);
+            ctx.warnings
+                .extend(n.warnings.into_iter().map(Diagnostic::request));
             (n.schema, ctx)
         }
         Err(e) => {

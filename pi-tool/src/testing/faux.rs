@@ -22,11 +22,11 @@ use std::time::Duration;
 use futures::Stream;
 use serde::Deserialize;
 
+use crate::abort::AbortSignal;
 use crate::agent::{AssistantContent, AssistantMessage, Message, StopReason};
 use crate::agent::{
     AssistantMessageEvent, AssistantMessageStream, Context, Model, StreamFn, StreamOptions,
 };
-use crate::abort::AbortSignal;
 
 /// The text of the aborted message the faux model streams when its signal is aborted.
 pub const REQUEST_ABORTED: &str = "Request was aborted";

@@ -68,6 +68,6 @@ mod pattern;
 mod scalars;
 
 pub use call::{Call, ToolRun, call, call_json, call_tool};
-pub use faux::{FauxModel, FauxRequest, FauxTurn, REQUEST_ABORTED};
 pub use check::{CallOutcome, SchemaReport, Verdict, assert_pack_accepts_its_schema, check_schema};
+pub use faux::{FauxModel, FauxRequest, FauxTurn, REQUEST_ABORTED};
 pub use model::{GeneratedCall, IntoTools, SchemaModel, SkippedCase};

@@ -6,9 +6,11 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::agent::{AssistantContent, AssistantMessageStream, Context, Model, StreamFn, StreamOptions};
-use crate::testing::{FauxModel, FauxTurn};
+use crate::agent::{
+    AssistantContent, AssistantMessageStream, Context, Model, StreamFn, StreamOptions,
+};
 use crate::pack::ToolPack;
+use crate::testing::{FauxModel, FauxTurn};
 use crate::tool::AgentTool;
 
 use super::generate;
