@@ -126,7 +126,7 @@ pub struct SkippedCase {
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
-/// let tools = tool_pack![Echo].into_agent_tools();
+/// let tools = tool_pack![Echo].tools();
 /// let model = SchemaModel::new(&tools);
 /// let agent = Agent::new(AgentOptions::new(Arc::new(model.clone())).tools(tools));
 /// agent.prompt("Echo something.").await.unwrap();
