@@ -5,7 +5,9 @@
 
 use std::time::Duration;
 
-use pi_tool::{Json, JsonSchema, ToolError, ToolOwner, ToolPack, ToolSchema, Value, json, pi_tool};
+use pi_tool::pack::{ToolOwner, ToolPack};
+use pi_tool::schema::ToolSchema;
+use pi_tool::{Json, JsonSchema, ToolError, Value, json, pi_tool};
 use pi_tool_mcp::PackServer;
 use pi_tool_mcp::rmcp::ServiceExt;
 use serde::Serialize;

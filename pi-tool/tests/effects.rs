@@ -7,13 +7,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use pi_tool::agent::{
-    Agent, AgentOptions, ApprovalPolicy, AssistantContent, FauxModel, FauxTurn, Message, WithoutUi,
-};
+use pi_tool::agent::{Agent, AgentOptions, ApprovalPolicy, AssistantContent, Message, WithoutUi};
+use pi_tool::context::ExtensionUi;
 use pi_tool::session::{AgentSession, FnExtension};
-use pi_tool::{
-    ExtensionUi, IntoAgentTool, Tool, ToolAnnotations, ToolError, async_trait, json, pi_tool,
-};
+use pi_tool::testing::{FauxModel, FauxTurn};
+use pi_tool::{IntoAgentTool, Tool, ToolAnnotations, ToolError, async_trait, json, pi_tool};
 
 static RUNNING: AtomicUsize = AtomicUsize::new(0);
 static PEAK: AtomicUsize = AtomicUsize::new(0);
