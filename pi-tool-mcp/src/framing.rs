@@ -96,10 +96,8 @@ where
             .waiting()
             .await
             .map(|_| ())
-            .map_err(|error| ServeError::new(format!("MCP service task failed: {error}"))),
-        Err(error) => Err(ServeError::new(format!(
-            "MCP initialisation failed: {error}"
-        ))),
+            .map_err(|error| ServeError::Service(error.to_string())),
+        Err(error) => Err(ServeError::Initialize(error.to_string())),
     };
     // The client may still be writing after rmcp stopped; nobody would read it.
     feed.abort();

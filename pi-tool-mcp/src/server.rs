@@ -256,7 +256,7 @@ impl PackServer {
             let (stream, _) = listener
                 .accept()
                 .await
-                .map_err(|error| ServeError(format!("cannot accept a connection: {error}")))?;
+                .map_err(|error| ServeError::Accept(error.to_string()))?;
             let service = service.clone();
             let connection = hyper::service::service_fn(move |request| {
                 let service = service.clone();
@@ -376,19 +376,25 @@ impl ServerHandler for PackServer {
     }
 }
 
-/// Why serving stopped with an error (the handshake failed or the service task died).
+/// Why serving stopped with an error.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServeError(String);
-
-impl ServeError {
-    pub(crate) fn new(text: String) -> Self {
-        ServeError(text)
-    }
+#[non_exhaustive]
+pub enum ServeError {
+    /// The MCP handshake failed (rmcp's error, as text).
+    Initialize(String),
+    /// The service task ended with an error (rmcp's error, as text).
+    Service(String),
+    /// The HTTP listener could not accept a connection.
+    Accept(String),
 }
 
 impl fmt::Display for ServeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        match self {
+            ServeError::Initialize(error) => write!(f, "MCP initialisation failed: {error}"),
+            ServeError::Service(error) => write!(f, "MCP service task failed: {error}"),
+            ServeError::Accept(error) => write!(f, "cannot accept a connection: {error}"),
+        }
     }
 }
 
