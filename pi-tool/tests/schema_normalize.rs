@@ -318,6 +318,17 @@ fn n6_empty_struct_gets_properties() {
 fn for_type_reports_non_object_params_without_panicking() {
     let schema = ToolSchema::for_type::<Newtype>();
     let error = schema.error().expect("unusable schema");
+    assert!(
+        matches!(
+            error,
+            pi_tool::schema::ToolSchemaError::Params {
+                error: pi_tool::schema::SchemaError::RootNotObject { .. },
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    let error = error.to_string();
     assert!(error.contains("Newtype"), "{error}");
     assert!(error.contains("use a struct with named fields"), "{error}");
     assert!(error.contains("a string"), "{error}");

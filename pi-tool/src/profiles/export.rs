@@ -208,7 +208,7 @@ pub fn export<S: SpecSource>(tools: &[S], profile: Profile, shape: ApiShape) -> 
         }
         if let Some(e) = spec.parameters.error() {
             out.rejected
-                .push((spec.name.clone(), vec![Diagnostic::request(e.to_owned())]));
+                .push((spec.name.clone(), vec![Diagnostic::request(e.to_string())]));
             continue;
         }
         let mut used = profile;

@@ -112,10 +112,44 @@ pub fn schema_builds() -> usize {
     SCHEMA_BUILDS.load(Ordering::Relaxed)
 }
 
+/// Why a [`ToolSchema`] cannot be used. `Display` gives the text every call of the tool
+/// then fails with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ToolSchemaError {
+    /// The params type's generated schema cannot be a tool's (its root is not an object,
+    /// a `$ref` does not resolve, ...).
+    Params {
+        /// The params type, as `std::any::type_name` spells it.
+        type_name: String,
+        /// What normalisation refused.
+        error: SchemaError,
+    },
+    /// The JSON Schema does not compile (a malformed keyword, a non-local `$ref`, too
+    /// deep): the compiler's message, naming the schema position.
+    Compile {
+        /// What is wrong, and where.
+        message: String,
+    },
+}
+
+impl std::fmt::Display for ToolSchemaError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ToolSchemaError::Params { type_name, error } => {
+                write!(f, "parameters type `{type_name}`: {error}")
+            }
+            ToolSchemaError::Compile { message } => f.write_str(message),
+        }
+    }
+}
+
+impl std::error::Error for ToolSchemaError {}
+
 /// A tool's parameter schema and its compiled validator, built once per tool.
 pub struct ToolSchema {
     json: Value,
-    compiled: Result<Compiled, String>,
+    compiled: Result<Compiled, ToolSchemaError>,
     root_description: Option<String>,
     warnings: Vec<String>,
 }
@@ -173,9 +207,12 @@ impl ToolSchema {
                 }
                 schema
             }
-            Err(e) => ToolSchema::unusable(
+            Err(error) => ToolSchema::unusable(
                 json!({"type": "object", "properties": {}}),
-                format!("parameters type `{type_name}`: {e}"),
+                ToolSchemaError::Params {
+                    type_name: type_name.to_owned(),
+                    error,
+                },
             ),
         }
     }
@@ -183,7 +220,8 @@ impl ToolSchema {
     /// A schema given as plain JSON, used as is and compiled now.
     pub fn from_json(json: Value) -> ToolSchema {
         SCHEMA_BUILDS.fetch_add(1, Ordering::Relaxed);
-        let compiled = compile::compile(&json);
+        let compiled =
+            compile::compile(&json).map_err(|message| ToolSchemaError::Compile { message });
         ToolSchema {
             json,
             compiled,
@@ -193,7 +231,7 @@ impl ToolSchema {
     }
 
     /// A schema that cannot be used: every call fails with `reason` (see [`Self::error`]).
-    fn unusable(json: Value, reason: String) -> ToolSchema {
+    fn unusable(json: Value, reason: ToolSchemaError) -> ToolSchema {
         let mut schema = ToolSchema::from_json(json);
         schema.compiled = Err(reason);
         schema
@@ -217,8 +255,8 @@ impl ToolSchema {
     }
 
     /// Why this schema cannot be used, if it cannot (calls then fail with this text).
-    pub fn error(&self) -> Option<&str> {
-        self.compiled.as_ref().err().map(String::as_str)
+    pub fn error(&self) -> Option<&ToolSchemaError> {
+        self.compiled.as_ref().err()
     }
 
     /// Checks `args` (the prepared arguments) for the tool `tool_name` and returns the value

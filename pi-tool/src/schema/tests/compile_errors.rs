@@ -32,7 +32,7 @@ fn unusable_schemas_say_why_and_fail_every_call() {
     for (s, why) in cases {
         let schema = ToolSchema::from_json(s.clone());
         let error = schema.error().unwrap_or_else(|| panic!("{s} compiled"));
-        assert!(error.contains(why), "{error}");
+        assert!(error.to_string().contains(why), "{error}");
         let e = schema
             .validate("t", &json!({}))
             .expect_err("unusable schema");
@@ -54,7 +54,11 @@ fn deeply_nested_schemas_are_refused() {
         s = Value::Object(map);
     }
     let schema = ToolSchema::from_json(s);
-    assert!(schema.error().is_some_and(|e| e.contains("nests deeper")));
+    assert!(
+        schema
+            .error()
+            .is_some_and(|e| e.to_string().contains("nests deeper"))
+    );
     // The schema keeps its JSON; take it apart without recursion.
     let ToolSchema { json, .. } = schema;
     let mut json = json;

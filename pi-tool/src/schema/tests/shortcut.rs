@@ -8,7 +8,7 @@ use crate::schema::ToolSchema;
 // ---------------------------------------------------------------- the shortcut
 
 fn slow(schema: &ToolSchema, args: &Value) -> Result<Value, String> {
-    let compiled = schema.compiled.as_ref().map_err(Clone::clone)?;
+    let compiled = schema.compiled.as_ref().map_err(ToString::to_string)?;
     schema
         .validate_slow(compiled, "t", args)
         .map_err(|e| e.message().to_owned())
