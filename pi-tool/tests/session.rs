@@ -795,3 +795,26 @@ async fn a_plain_agent_tool_works_as_a_custom_tool_and_a_session_abort_ends_the_
         Some(pi_tool::agent::StopReason::Aborted)
     );
 }
+
+#[tokio::test]
+async fn a_session_takes_the_argument_limits_of_the_run_policy() {
+    let deep = json!({"a": {"b": {"c": {"d": 1}}}});
+    let (_, stream) = faux(vec![
+        call("deep", "echo", deep.clone()),
+        call("flat", "echo", json!({"a": 1})),
+    ]);
+    let session = AgentSession::builder(stream)
+        .custom_tool(tool("echo", "ok"))
+        .argument_limits(pi_tool::schema::ArgumentLimits::new().max_depth(2))
+        .build()
+        .unwrap();
+    session.prompt("go").await.unwrap();
+    let results = results(&session);
+    assert!(results[0].2, "the deep call is refused: {results:?}");
+    assert!(
+        results[0].1.contains("the limit is 2 (max_depth)"),
+        "{:?}",
+        results[0].1
+    );
+    assert_eq!(results[1], ("flat".into(), "ok".into(), false));
+}

@@ -23,6 +23,7 @@ use crate::context::{ExtensionUi, Mode};
 use crate::mode::ToolExecutionMode;
 use crate::pack::ToolOwner;
 use crate::safety::{Redactor, ResultBudget};
+use crate::schema::ArgumentLimits;
 use crate::tool::{AgentTool, IntoAgentTool};
 
 impl AgentSession {
@@ -202,6 +203,23 @@ impl AgentSessionBuilder {
     #[must_use]
     pub fn result_budget(mut self, budget: ResultBudget) -> Self {
         self.policy.result_budget = Some(budget);
+        self
+    }
+
+    /// Sets the limits on every call's arguments (tools' own limits take precedence;
+    /// [`RunPolicy::argument_limits`]). The defaults are on; [`ArgumentLimits::unlimited`]
+    /// is Pi's behaviour.
+    #[must_use]
+    pub fn argument_limits(mut self, limits: ArgumentLimits) -> Self {
+        self.policy.argument_limits = limits;
+        self
+    }
+
+    /// Records arguments and results on the tracing spans, redacted first
+    /// ([`RunPolicy::trace_content`]; off by default).
+    #[must_use]
+    pub fn trace_content(mut self, on: bool) -> Self {
+        self.policy.trace_content = on;
         self
     }
 
