@@ -106,12 +106,12 @@
 //!    and [`AgentTool`], Pi's `execute` at JSON level, object safe: hosts hold
 //!    `Arc<dyn AgentTool>`. Each call arrives as one [`ToolInvocation`] (Pi's
 //!    `toolCallId, params, signal, onUpdate` and, where a session runs it, the fifth
-//!    argument, the [`ExtensionContext`]); [`wrap_tool_definition`] is Pi's 5-to-4
+//!    argument, the [`ExtensionContext`](context::ExtensionContext)); [`wrap_tool_definition`] is Pi's 5-to-4
 //!    adapter, binding a fresh context per call. One generic adapter
 //!    ([`IntoAgentTool`]) turns a typed tool into the JSON level, where a
 //!    result's typed details become [`JsonDetails`]: JSON text made once, parsed into a
 //!    `Value` only if someone reads it as one.
-//! 2. **The argument pipeline.** Each tool's [`ToolSchema`] is generated once (schemars,
+//! 2. **The argument pipeline.** Each tool's [`ToolSchema`](schema::ToolSchema) is generated once (schemars,
 //!    normalised for every provider) and compiled once. The model's arguments are
 //!    untrusted: they go through `prepare_arguments`, Pi's null normalisation and
 //!    coercion, validation against exactly the schema the model saw, then serde. A

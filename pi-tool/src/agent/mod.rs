@@ -7,8 +7,8 @@
 //!                                               (AgentTool, before/after hooks)
 //! ```
 //!
-//! * [`message`]: the transcript ([`Message`]) in Pi's JSON shape.
-//! * [`StreamFn`]: the model boundary; [`FauxModel`] is a scripted model for tests.
+//! * [`Message`]: the transcript in Pi's JSON shape.
+//! * [`StreamFn`]: the model boundary; [`FauxModel`](crate::testing::FauxModel) is a scripted model for tests.
 //! * [`run_agent_loop`]: the low-level loop; [`AgentEvent`]s go to an
 //!   [`AgentEventSink`].
 //! * [`Agent`]: the stateful wrapper with listeners, abort, steering and follow-ups.

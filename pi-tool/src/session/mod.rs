@@ -12,11 +12,13 @@
 //!                             every later turn sees the current active tools and prompt
 //! ```
 //!
-//! * [`registry`]: who owns which tool; allowlist and excludes; duplicate names refused.
-//! * [`prompt`]: Pi's tool sections of the system prompt; the rest is configurable.
-//! * [`extension`]: the [`Extension`] trait and the [`ExtensionApi`] handle.
-//! * [`handlers`]: `tool_call`, `tool_result` and `tool_execution_*` handlers and chains.
-//! * [`store`]: the in-memory transcript ([`SessionManager`]).
+//! * [`RegisteredTool`], [`ToolSource`]: who owns which tool; allowlist and excludes;
+//!   duplicate names refused ([`DuplicateToolError`]).
+//! * [`SystemPrompt`]: Pi's tool sections of the system prompt; the rest is configurable.
+//! * [`Extension`] and its [`ExtensionApi`] handle.
+//! * [`ToolCallHandler`], [`ToolResultHandler`], [`ToolExecutionHandler`]: `tool_call`,
+//!   `tool_result` and `tool_execution_*` handlers and their chains.
+//! * [`SessionManager`]: the in-memory transcript.
 //!
 //! Tools get a fresh [`ExtensionContext`](crate::context::ExtensionContext) per execute call and
 //! handlers one per emission; it is a live view of the session and becomes stale after
