@@ -46,6 +46,7 @@ impl Verdict {
 
 /// One generated call and what became of it.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct CallOutcome {
     /// The call.
     pub call: GeneratedCall,
@@ -59,6 +60,7 @@ pub struct CallOutcome {
 /// generator could not make valid, and the tools it could make no call for. Its
 /// `Display` is the report [`assert_pack_accepts_its_schema`] panics with.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct SchemaReport {
     /// Every generated call, in order.
     pub outcomes: Vec<CallOutcome>,

@@ -54,6 +54,7 @@ impl IntoTools for &Vec<Arc<dyn AgentTool>> {
 
 /// One tool call the model makes, with arguments its schema allows.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct GeneratedCall {
     /// The tool call id (`schema_<n>`).
     pub id: String,
@@ -76,6 +77,7 @@ impl GeneratedCall {
 /// A case the generator could not make valid, with the reason; it is never sent. A tool
 /// whose every case is skipped is reported by the schema check.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct SkippedCase {
     /// The tool's name.
     pub tool: String,
