@@ -140,3 +140,8 @@ pub const fn trim_doc(text: &'static str) -> &'static str {
 pub fn context_or_detached(context: Option<ExtensionContext>) -> ExtensionContext {
     context.unwrap_or_else(ExtensionContext::detached)
 }
+
+/// How many schemas this process has compiled (tests that prove schemas are built once).
+pub fn schema_builds() -> usize {
+    crate::schema::SCHEMA_BUILDS.load(std::sync::atomic::Ordering::Relaxed)
+}

@@ -17,7 +17,7 @@ struct WeatherParams {
 
 #[test]
 fn schema_is_built_once_per_type() {
-    let before = pi_tool::schema::schema_builds();
+    let before = pi_tool::__private::schema_builds();
     let first = ToolSchema::for_type::<WeatherParams>();
     for i in 0..1000 {
         let schema = ToolSchema::for_type::<WeatherParams>();
@@ -37,5 +37,5 @@ fn schema_is_built_once_per_type() {
         let schema = t.join().expect("thread");
         assert!(std::sync::Arc::ptr_eq(&first, &schema));
     }
-    assert_eq!(pi_tool::schema::schema_builds() - before, 1);
+    assert_eq!(pi_tool::__private::schema_builds() - before, 1);
 }

@@ -104,13 +104,9 @@ pub use output::{OutputSchema, WRAPPED_RESULT_KEY};
 /// How deeply arguments may nest (arrays and objects), as serde_json's parser allows.
 pub const MAX_ARGUMENT_DEPTH: usize = 128;
 
-static SCHEMA_BUILDS: AtomicUsize = AtomicUsize::new(0);
-
-/// How many schemas have been compiled in this process (for tests that prove caching).
-#[doc(hidden)]
-pub fn schema_builds() -> usize {
-    SCHEMA_BUILDS.load(Ordering::Relaxed)
-}
+/// How many schemas have been compiled in this process, for tests that prove caching
+/// (`__private::schema_builds`; not part of the API).
+pub(crate) static SCHEMA_BUILDS: AtomicUsize = AtomicUsize::new(0);
 
 /// Why a [`ToolSchema`] cannot be used. `Display` gives the text every call of the tool
 /// then fails with.
