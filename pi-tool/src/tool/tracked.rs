@@ -98,6 +98,19 @@ fn visit_number<'de, V: Visitor<'de>>(n: &Number, visitor: V) -> Result<V::Value
     }
 }
 
+/// `deserialize_*` methods for one kind of scalar: the value is visited only when it is
+/// of that kind.
+macro_rules! of_kind {
+    ($kind:ident($v:ident), $visitor:ident => $visit:expr; $($method:ident)*) => {$(
+        fn $method<V: Visitor<'de>>(self, $visitor: V) -> Result<V::Value, PathError> {
+            match self.0 {
+                Value::$kind($v) => $visit,
+                other => Err(de::Error::invalid_type(unexpected(other), &$visitor)),
+            }
+        }
+    )*};
+}
+
 impl<'de> de::Deserializer<'de> for Tracked<'de> {
     type Error = PathError;
 
@@ -159,9 +172,43 @@ impl<'de> de::Deserializer<'de> for Tracked<'de> {
         visitor.visit_unit()
     }
 
+    // A field of a known type reads only its own kind of value and refuses the rest with
+    // the visitor's own message (as its default methods would): a match of one arm per
+    // field instead of every kind, inlined into each params type's code.
+    of_kind! {
+        Number(n), visitor => visit_number(n, visitor);
+        deserialize_i8 deserialize_i16 deserialize_i32 deserialize_i64 deserialize_i128
+        deserialize_u8 deserialize_u16 deserialize_u32 deserialize_u64 deserialize_u128
+        deserialize_f32 deserialize_f64
+    }
+    of_kind! {
+        String(s), visitor => visitor.visit_borrowed_str(s);
+        deserialize_str deserialize_string deserialize_identifier
+    }
+    of_kind! { Bool(b), visitor => visitor.visit_bool(*b); deserialize_bool }
+
+    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, PathError> {
+        match self.0 {
+            Value::Array(items) => visit_seq(items, visitor),
+            other => Err(de::Error::invalid_type(unexpected(other), &visitor)),
+        }
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, PathError> {
+        match self.0 {
+            Value::Object(map) => visit_map(map, visitor),
+            Value::Array(items) => visit_seq(items, visitor),
+            other => Err(de::Error::invalid_type(unexpected(other), &visitor)),
+        }
+    }
+
     forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
-        bytes byte_buf unit unit_struct seq tuple tuple_struct map struct identifier
+        char bytes byte_buf unit unit_struct tuple tuple_struct map
     }
 }
 
