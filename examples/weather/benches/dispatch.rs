@@ -8,13 +8,16 @@
 //! arguments into a `serde_json::Value`, which the floor never builds.
 //!
 //! Measured on the 2-core CI machine (`cargo bench -p weather-example --bench dispatch`,
-//! ratios within one run, three runs; instructions by callgrind over 10 000 calls):
+//! ratios within one run, three runs; instructions by callgrind over 10 000 calls; the
+//! last two rows back to back on a quiet machine, load average 1-3):
 //!
 //! | | criterion, dispatch_from_value / floor | instructions per call / floor |
 //! |---|---|---|
 //! | 3d3028e (details built as a `Value`) | 10.5× | 10 742 / 1 110, 9.7× |
 //! | 8df9927 (previous session's end) | 9.6× | 8 600 / 1 110, 7.7× |
-//! | now | 4.5×, 5.0×, 4.5× (359 / 403 / 361 ns against 80 ns) | 4 839 / 1 157, 4.2× |
+//! | 8df9927+ (the session of 2026-11) | 4.5×, 5.0×, 4.5× (359 / 403 / 361 ns against 80 ns) | 4 839 / 1 157, 4.2× |
+//! | 519feb1 (before issue 10), quiet machine, one run with the next row | 5.2× (388 ns against 75 ns) | |
+//! | d5bea44 (two traits, limits on the call path, the build-time adapter) | 5.8× (437 ns against 75 ns) | |
 //!
 //! What took it there: details cross as JSON text written once into a reused buffer
 //! instead of a `Value` (an `IndexMap` with SipHash per object: 42 % of a call before);
