@@ -24,8 +24,6 @@ pub use sse::*;
     feature = "openai-responses"
 ))]
 mod partial {
-    use std::sync::Arc;
-
     use serde_json::Value;
 
     use crate::providers::partial_json;
@@ -50,12 +48,17 @@ mod partial {
         partial_json::repair_json(text).into_owned()
     }
 
-    /// The reading after each delta of a streaming tool call, then its final arguments
-    /// (what the providers emit with `toolcall_delta` and `toolcall_end`).
-    pub fn streaming_arguments(deltas: &[&str]) -> (Vec<Arc<Value>>, Value) {
+    /// Streams `deltas` as a tool call's arguments, handing `each` the delta's index and
+    /// the reading after it, then returns the final arguments (what the providers emit
+    /// with `toolcall_delta` and `toolcall_end`). Readings are not kept: like a provider,
+    /// only the latest one is alive (keeping all of them is quadratic in memory).
+    pub fn streaming_arguments(deltas: &[&str], mut each: impl FnMut(usize, &Value)) -> Value {
         let mut arguments = partial_json::StreamingArguments::default();
-        let readings = deltas.iter().map(|delta| arguments.push(delta)).collect();
-        (readings, arguments.finish())
+        for (i, delta) in deltas.iter().enumerate() {
+            let reading = arguments.push(delta);
+            each(i, &reading);
+        }
+        arguments.finish()
     }
 
     /// Up to this many bytes every delta is read again in full (beyond, readings lag).
