@@ -190,7 +190,7 @@ pub fn check_events(api: Api, key: &str, events: &[AssistantMessageEvent]) {
             );
             assert_eq!(error.stop_reason, *reason, "{api}: error's message");
             let text = error.error_message.as_deref().unwrap_or("");
-            assert!(!text.is_empty(), "{api}: an error without a message");
+            assert!(!text.is_empty(), "{api}: an error without a message {names:?} {error:?}");
             assert!(!text.contains(key), "{api}: the key in an error: {text}");
             check_message(api, error);
         }

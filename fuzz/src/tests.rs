@@ -94,3 +94,16 @@ fn amplified_inputs_expand() {
     assert!(big.bytes()[..1024].iter().all(|b| *b == b'['));
     assert_eq!(expand(b"[1]").bytes(), b"[1]");
 }
+
+#[test]
+fn an_error_event_without_data_has_a_text() {
+    let data = seed("anthropic_stream", "regression-empty-error-event-93b1e04f");
+    let events = run(Api::Anthropic, &data);
+    let Some(AssistantMessageEvent::Error { error, .. }) = events.last() else {
+        panic!("not an error: {:?}", events.last().map(|e| e.type_name()));
+    };
+    assert_eq!(
+        error.error_message.as_deref(),
+        Some("Anthropic stream sent an error event without data")
+    );
+}

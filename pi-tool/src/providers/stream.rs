@@ -269,8 +269,18 @@ impl Output {
     }
 
     /// Ends the stream with `error`: stop reason `aborted` when `aborted`, else `error`,
-    /// and `error_message`. What arrived before stays in the message.
+    /// and `error_message`. What arrived before stays in the message. An empty text
+    /// (pi-ai passes one on when a provider's error has none) becomes one that names the
+    /// provider, so a host never shows a blank error.
     pub(crate) fn fail(&mut self, aborted: bool, error_message: String) {
+        let error_message = if error_message.trim().is_empty() {
+            format!(
+                "{} ({}) failed without an error message",
+                self.message.provider, self.message.api
+            )
+        } else {
+            error_message
+        };
         self.message.stop_reason = if aborted {
             StopReason::Aborted
         } else {
@@ -310,5 +320,21 @@ mod tests {
         });
         let kinds: Vec<_> = stream.map(|e| e.type_name()).collect().await;
         assert_eq!(kinds, ["start", "error"]);
+    }
+
+    #[tokio::test]
+    async fn an_empty_error_text_names_the_provider() {
+        let model = Model::new("m", "anthropic-messages", "anthropic");
+        let stream = event_stream(move |emitter| async move {
+            Output::new(&model, emitter).fail(false, " ".into());
+        });
+        let events: Vec<_> = stream.collect().await;
+        let Some(AssistantMessageEvent::Error { error, .. }) = events.last() else {
+            panic!("{events:?}");
+        };
+        assert_eq!(
+            error.error_message.as_deref(),
+            Some("anthropic (anthropic-messages) failed without an error message")
+        );
     }
 }

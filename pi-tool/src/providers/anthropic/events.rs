@@ -185,12 +185,18 @@ impl<'a> Events<'a> {
         }
     }
 
-    /// One SSE event: an `error` event fails with its raw data; events outside pi-ai's
+    /// One SSE event: an `error` event fails with its raw data (or, when it has none, a
+    /// text that says so); events outside pi-ai's
     /// set are skipped; the rest are parsed (a parse failure names the event, the data
     /// and its raw lines) and handled.
     pub(super) fn on_sse(&mut self, sse: &SseEvent, out: &mut Output) -> Result<(), String> {
         let name = sse.event.as_deref().unwrap_or("");
         if name == "error" {
+            // pi-ai throws the data as it is, so an error event without data fails with
+            // an empty message; we say what happened instead.
+            if sse.data.trim().is_empty() {
+                return Err("Anthropic stream sent an error event without data".to_owned());
+            }
             return Err(sse.data.clone());
         }
         if !MESSAGE_EVENTS.contains(&name) {
