@@ -60,7 +60,7 @@ def gen_pitool(n: int) -> str:
     names = ", ".join(camel(f"tool_{i}") for i in range(n))
     out.append(
         "/// Every tool of this crate.\n"
-        "pub fn pack() -> pi_tool::ToolPack {\n"
+        "pub fn pack() -> pi_tool::pack::ToolPack {\n"
         f"    pi_tool::tool_pack![{names}]\n"
         "}\n"
     )

@@ -379,8 +379,10 @@ impl<T: Tool> AgentTool for Typed<T> {
 
     // Written out rather than `async fn`: an async block here would be one state machine
     // per tool, with the params' deserialisation inlined into its poll, and was two thirds
-    // of a 200-tool crate's optimised code. The params are read before the future is built
-    // and the result is converted by one future per details type.
+    // of a 200-tool crate's optimised code. The params are read before the future is
+    // built; the future that remains (the tool's, then the conversion to JSON, which is
+    // compiled once per details type) is boxed once. With the box of the tool's own
+    // future (`__private::tool_future_must_be_send`) a call allocates twice.
     fn execute<'life0, 'life1, 'async_trait>(
         &'life0 self,
         call: ToolInvocation<'life1>,
@@ -402,30 +404,31 @@ impl<T: Tool> AgentTool for Typed<T> {
             context: call.context,
         };
         let structured = self.spec.output_schema.is_some();
-        into_json_result(Box::pin(self.tool.execute(call)), structured)
+        let future = self.tool.execute(call);
+        Box::pin(async move { into_json_result(future.await, structured) })
     }
 }
 
-type BoxedResult<'a, D> = Pin<Box<dyn Future<Output = Result<D, ToolError>> + Send + 'a>>;
-
 #[inline(never)]
-fn failed<'a>(error: ToolError) -> BoxedResult<'a, JsonToolResult> {
+fn failed<'a>(
+    error: ToolError,
+) -> Pin<Box<dyn Future<Output = Result<JsonToolResult, ToolError>> + Send + 'a>> {
     Box::pin(std::future::ready(Err(error)))
 }
 
-/// `structured`: the tool returns `Json<T>`, whose text block is the details' JSON,
-/// written here from the one serialisation of the details.
-fn into_json_result<'a, D: Serialize + Send + 'static>(
-    result: BoxedResult<'a, AgentToolResult<D>>,
+/// The tool's result as JSON. `structured`: the tool returns `Json<T>`, whose text block
+/// is the details' JSON, written here from the one serialisation of the details. Not
+/// inlined, so that it is compiled once per details type, not once per tool.
+#[inline(never)]
+fn into_json_result<D: Serialize>(
+    result: Result<AgentToolResult<D>, ToolError>,
     structured: bool,
-) -> BoxedResult<'a, JsonToolResult> {
-    Box::pin(async move {
-        let mut result = result.await?.into_json()?;
-        if structured {
-            crate::result::render_text(&mut result);
-        }
-        Ok(result)
-    })
+) -> Result<JsonToolResult, ToolError> {
+    let mut result = result?.into_json()?;
+    if structured {
+        crate::result::render_text(&mut result);
+    }
+    Ok(result)
 }
 
 /// Turns a tool into the `Arc<dyn AgentTool>` hosts hold: a typed [`Tool`] (its schema

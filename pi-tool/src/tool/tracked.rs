@@ -18,8 +18,13 @@ use serde::forward_to_deserialize_any;
 use serde_json::{Map, Number, Value};
 
 /// A deserialisation failure: serde's message and the path to the value it concerns.
+/// Boxed, so that every `Result` of a successful read stays as small as the value it
+/// holds (one pointer, as `serde_json::Error` is).
 #[derive(Debug)]
-pub(crate) struct PathError {
+pub(crate) struct PathError(Box<Failure>);
+
+#[derive(Debug)]
+struct Failure {
     /// Innermost segment first: pushed as the error travels outwards.
     reversed: Vec<String>,
     message: String,
@@ -27,28 +32,28 @@ pub(crate) struct PathError {
 
 impl PathError {
     fn within(mut self, segment: impl Into<String>) -> Self {
-        self.reversed.push(segment.into());
+        self.0.reversed.push(segment.into());
         self
     }
 
     /// The path in Pi's notation: `a.0.b`, `root` when empty.
     pub(crate) fn path(&self) -> String {
-        if self.reversed.is_empty() {
+        if self.0.reversed.is_empty() {
             return "root".to_owned();
         }
-        let parts: Vec<&str> = self.reversed.iter().rev().map(String::as_str).collect();
+        let parts: Vec<&str> = self.0.reversed.iter().rev().map(String::as_str).collect();
         parts.join(".")
     }
 
     /// serde's message.
     pub(crate) fn message(&self) -> &str {
-        &self.message
+        &self.0.message
     }
 }
 
 impl fmt::Display for PathError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.path(), self.message)
+        write!(f, "{}: {}", self.path(), self.0.message)
     }
 }
 
@@ -56,10 +61,10 @@ impl std::error::Error for PathError {}
 
 impl de::Error for PathError {
     fn custom<T: fmt::Display>(msg: T) -> Self {
-        PathError {
+        PathError(Box::new(Failure {
             reversed: Vec::new(),
             message: msg.to_string(),
-        }
+        }))
     }
 }
 
