@@ -107,3 +107,22 @@ fn an_error_event_without_data_has_a_text() {
         Some("Anthropic stream sent an error event without data")
     );
 }
+
+#[test]
+fn a_later_stop_reason_takes_its_error_text_with_it() {
+    let data = seed(
+        "openai_completions_stream",
+        "regression-done-with-error-5c8fd6ff",
+    );
+    // run() checks that a `done` carries no error text.
+    let events = run(Api::Completions, &data);
+    assert!(!events.is_empty());
+}
+
+#[test]
+fn huge_token_counts_do_not_overflow() {
+    let data = seed("anthropic_stream", "regression-usage-overflow-f0797910");
+    // Under overflow checks (the test profile), the sum of counts near u64::MAX panicked.
+    let events = run(Api::Anthropic, &data);
+    assert!(!events.is_empty());
+}

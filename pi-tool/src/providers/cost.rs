@@ -7,7 +7,11 @@ use crate::agent::{Model, Usage};
 /// request's input (input + cache read + cache write) exceeds, else the base prices;
 /// one-hour cache writes cost twice the input price.
 pub(crate) fn calculate_cost(model: &Model, usage: &mut Usage) {
-    let input_tokens = usage.input + usage.cache_read + usage.cache_write;
+    // Counts come from the provider (pi-ai adds doubles): saturate instead of overflowing.
+    let input_tokens = usage
+        .input
+        .saturating_add(usage.cache_read)
+        .saturating_add(usage.cache_write);
     let base = &model.cost;
     let (mut input, mut output, mut cache_read, mut cache_write) =
         (base.input, base.output, base.cache_read, base.cache_write);

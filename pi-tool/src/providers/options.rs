@@ -191,7 +191,12 @@ fn context_tokens(usage: &Usage) -> u64 {
     if usage.total_tokens != 0 {
         return usage.total_tokens;
     }
-    usage.input + usage.output + usage.cache_read + usage.cache_write
+    // Counts come from providers and stored sessions: saturate instead of overflowing.
+    usage
+        .input
+        .saturating_add(usage.output)
+        .saturating_add(usage.cache_read)
+        .saturating_add(usage.cache_write)
 }
 
 /// pi-ai's `getLastAssistantUsageInfo`: the index and usage of the last assistant message

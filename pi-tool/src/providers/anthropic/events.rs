@@ -442,9 +442,9 @@ impl<'a> Events<'a> {
             out.message.raw_stop_reason = Some(raw.clone());
             let (reason, message) = map_stop_reason(&raw, opt(delta, "stop_details"))?;
             out.message.stop_reason = reason;
-            if message.is_some() {
-                out.message.error_message = message;
-            }
+            // The text goes with the stop reason it came with (as for OpenAI's
+            // finish_reason: docs/differences-from-pi.md §21).
+            out.message.error_message = message;
         }
         let usage = event.get("usage");
         if truthy(usage) {

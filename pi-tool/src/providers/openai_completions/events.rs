@@ -115,9 +115,10 @@ impl<'a> Events<'a> {
             let (stop, error) = map_stop_reason(&raw);
             out.message.raw_stop_reason = Some(raw);
             out.message.stop_reason = stop;
-            if let Some(error) = error {
-                out.message.error_message = Some(error);
-            }
+            // The text goes with the stop reason it came with. pi-ai keeps an earlier
+            // finish_reason's text when a later one succeeds, so its `done` message
+            // carries an error (docs/differences-from-pi.md §21).
+            out.message.error_message = error;
             self.has_finish_reason = true;
         }
         let Some(delta) = choice.get("delta").filter(|d| js_truthy(d)) else {
