@@ -377,6 +377,11 @@ impl<T: Tool> AgentTool for Typed<T> {
         self.tool.prepare_arguments(arguments)
     }
 
+    // The default's body, with the validation out of line: compiled once, not per tool.
+    fn check_arguments<'a>(&self, arguments: &'a Value) -> Result<Cow<'a, Value>, ToolError> {
+        validate_prepared(&self.spec, self.tool.prepare_arguments(arguments)?)
+    }
+
     // Written out rather than `async fn`: an async block here would be one state machine
     // per tool, with the params' deserialisation inlined into its poll, and was two thirds
     // of a 200-tool crate's optimised code. The params are read before the future is
@@ -407,6 +412,14 @@ impl<T: Tool> AgentTool for Typed<T> {
         let future = self.tool.execute(call);
         Box::pin(async move { into_json_result(future.await, structured) })
     }
+}
+
+#[inline(never)]
+fn validate_prepared<'a>(
+    spec: &ToolSpec,
+    prepared: Cow<'a, Value>,
+) -> Result<Cow<'a, Value>, ToolError> {
+    spec.parameters.validate_cow(&spec.name, prepared)
 }
 
 #[inline(never)]
