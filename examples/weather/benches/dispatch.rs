@@ -18,6 +18,9 @@
 //! | 8df9927+ (the session of 2026-11) | 4.5×, 5.0×, 4.5× (359 / 403 / 361 ns against 80 ns) | 4 839 / 1 157, 4.2× |
 //! | 519feb1 (before issue 10), quiet machine, one run with the next row | 5.2× (388 ns against 75 ns) | |
 //! | d5bea44 (two traits, limits on the call path, the build-time adapter) | 5.8× (437 ns against 75 ns) | |
+//! | 519feb1 again, callgrind only (the same harness as the next rows) | | 4 954 / 1 160, 4.27× |
+//! | cb4778e (three boxes a call: the adapter's two and the tool future's) | | 5 326 / 1 160, 4.59× |
+//! | 8588f46 (two boxes again, the params' error boxed) | | 5 149 / 1 160, 4.44× |
 //!
 //! What took it there: details cross as JSON text written once into a reused buffer
 //! instead of a `Value` (an `IndexMap` with SipHash per object: 42 % of a call before);
