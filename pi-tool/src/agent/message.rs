@@ -189,6 +189,18 @@ impl StopReason {
     pub fn is_failure(self) -> bool {
         matches!(self, StopReason::Error | StopReason::Aborted)
     }
+
+    /// Pi's `stopReason` text (as serialised).
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            StopReason::Stop => "stop",
+            StopReason::Length => "length",
+            StopReason::ToolUse => "toolUse",
+            StopReason::Error => "error",
+            StopReason::Aborted => "aborted",
+            StopReason::Pending => "pending",
+        }
+    }
 }
 
 /// Token counts and cost of one model call (Pi's `Usage`).

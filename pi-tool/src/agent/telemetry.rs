@@ -53,7 +53,7 @@ use serde_json::Value;
 use tracing::Span;
 use tracing::field::Empty;
 
-use super::message::{AssistantMessage, StopReason};
+use super::message::AssistantMessage;
 use super::model::Model;
 use super::policy::RunPolicy;
 use crate::error::{ToolError, ToolErrorKind};
@@ -124,7 +124,7 @@ pub fn record_chat_response(span: &Span, message: &AssistantMessage) {
     if span.is_disabled() {
         return;
     }
-    let reason = stop_reason_name(message.stop_reason);
+    let reason = message.stop_reason.name();
     span.record("gen_ai.response.finish_reasons", reason);
     if let Some(id) = &message.response_id {
         span.record("gen_ai.response.id", id.as_str());
@@ -150,18 +150,6 @@ pub fn record_chat_response(span: &Span, message: &AssistantMessage) {
     if message.stop_reason.is_failure() {
         span.record("error.type", reason);
         span.record("otel.status_code", "ERROR");
-    }
-}
-
-/// Pi's `stopReason` text.
-fn stop_reason_name(reason: StopReason) -> &'static str {
-    match reason {
-        StopReason::Stop => "stop",
-        StopReason::Length => "length",
-        StopReason::ToolUse => "toolUse",
-        StopReason::Error => "error",
-        StopReason::Aborted => "aborted",
-        StopReason::Pending => "pending",
     }
 }
 

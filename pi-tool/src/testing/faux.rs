@@ -475,7 +475,7 @@ impl FauxStream {
                 self.turn
                     .error_message
                     .clone()
-                    .unwrap_or_else(|| format!("scripted {}", stop_reason_name(stop_reason))),
+                    .unwrap_or_else(|| format!("scripted {}", stop_reason.name())),
             );
             AssistantMessageEvent::Error {
                 reason: stop_reason,
@@ -500,17 +500,6 @@ enum Kind {
     ToolcallStart,
     ToolcallDelta(String),
     ToolcallEnd(crate::agent::ToolCall),
-}
-
-fn stop_reason_name(reason: StopReason) -> &'static str {
-    match reason {
-        StopReason::Stop => "stop",
-        StopReason::Length => "length",
-        StopReason::ToolUse => "toolUse",
-        StopReason::Error => "error",
-        StopReason::Aborted => "aborted",
-        StopReason::Pending => "pending",
-    }
 }
 
 impl Stream for FauxStream {
