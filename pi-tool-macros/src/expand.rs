@@ -67,7 +67,7 @@ pub fn tool(
     };
     // The conversion of the user's error type, spanned on it: `E: Into<ToolError>`.
     let convert_span = error.as_ref().map_or_else(|| ret.span(), |e| e.span());
-    let convert = quote_spanned!(convert_span=> #p::tool_output(__future.await));
+    let convert = quote_spanned!(convert_span=> #p::tool_output(__output));
 
     let execution_mode = spec.execution_mode.map(|mode| {
         let mode = Ident::new(mode, Span::call_site());
@@ -111,22 +111,16 @@ pub fn tool(
     };
 
     // The call of the user's function, its arguments in the user's order. The call id is
-    // copied into the future: the user's future then borrows at most `&self`, so the
-    // boxed future below has one lifetime the returned `impl Future` can name (a borrow
-    // of both `&self` and `&str` would be their intersection, which it cannot).
+    // the invocation's `&str`: `Tool::execute`'s `impl Future` captures both of its
+    // lifetimes, so the user's future may borrow it as well as `&self`.
     let call_args = tool.args.iter().map(|arg| match &arg.role {
-        Role::CallId => quote!(&__call_id),
+        Role::CallId => quote!(__call_id),
         Role::Params => quote!(__params),
         Role::Signal => quote!(__signal),
         Role::Context => quote!(__ctx),
         Role::OnUpdate(_) => quote!(__on_update),
         Role::ByReference { .. } | Role::BareOnUpdate => quote!(),
     });
-    let own_call_id = tool
-        .args
-        .iter()
-        .any(|a| matches!(a.role, Role::CallId))
-        .then(|| quote!(let __call_id = #p::String::from(__call_id);));
     // `OnUpdate<D>` must be the tool's own details type: checked by a bound spanned on
     // the user's `OnUpdate<D>`, with `SameDetails`' message.
     let update_check = tool.args.iter().find_map(|arg| match &arg.role {
@@ -146,14 +140,13 @@ pub fn tool(
     // so rustc reports "future returned by `name` is not `Send`" there, once.
     let future_ident = Ident::new("__future", fn_ident.span());
     let send_check = quote_spanned!(fn_ident.span()=> #p::tool_future_must_be_send);
+    // No async block: the user's future is built here and mapped, so the call's future
+    // is the user's plus a closure. An async block around it stores the arguments twice
+    // (as its captures and inside the user's future) and doubles what `Typed<T>` boxes.
     let body = quote! {
         #update_check
-        #own_call_id
-        async move {
-            let #future_ident = #call;
-            let __future = #send_check(#future_ident);
-            #convert
-        }
+        let #future_ident = #call;
+        #p::FutureExt::map(#send_check(#future_ident), |__output| #convert)
     };
     let output = quote!(impl #p::Future<Output = #p::Result<#p::AgentToolResult<Self::Details>, #p::ToolError>> + #p::Send);
     let context = tool

@@ -15,6 +15,7 @@ pub use ::core::future::Future;
 pub use ::core::marker::Send;
 pub use ::core::option::Option::{self, None, Some};
 pub use ::core::result::Result;
+pub use ::futures::FutureExt;
 pub use ::std::string::String;
 pub use ::std::sync::Arc;
 pub use ::std::time::Duration;
@@ -115,23 +116,44 @@ pub fn on_update_argument<D: SameDetails<R>, R>(on_update: OnUpdate<R>) -> OnUpd
     D::convert(on_update)
 }
 
-/// The tool's future, boxed so that its type (and `Send`-ness) is checked here, once,
-/// on the user's function name; the `Tool` impl then never repeats the error.
-/// One of the call's two allocations (`Typed<T>` boxes the call around it).
+/// The tool's future, checked for `Send` here, once, on the user's function name, and
+/// returned unboxed: `Typed<T>`'s one box per call holds it.
 ///
-/// Returning `impl Future + Send` instead, without the box, was tried: rustc then
-/// reports the missing `Send` three times (here, on the attribute and on the error type).
+/// Why a wrapper that is always `Send`: with the future itself (an `impl Future + Send`
+/// return), rustc reports a missing `Send` three times (here, on the attribute and on the
+/// error type), since every future that holds it fails too. Boxing it as a
+/// `dyn Future + Send` kept the one error but cost a second allocation per call; the
+/// wrapper keeps the one error without it (the table in
+/// `examples/weather/benches/dispatch.rs`).
 ///
 /// A helper trait with `#[diagnostic::on_unimplemented]` was tried instead of the plain
 /// `Send` bound: rustc's own "future cannot be sent between threads safely", which
 /// points at the `.await` holding the value, wins over it, so the plain bound reads best.
-pub fn tool_future_must_be_send<'a, F>(
-    future: F,
-) -> Pin<Box<dyn Future<Output = F::Output> + Send + 'a>>
+pub fn tool_future_must_be_send<F>(future: F) -> SendChecked<F>
 where
-    F: Future + Send + 'a,
+    F: Future + Send,
 {
-    Box::pin(future)
+    SendChecked(future)
+}
+
+/// A future that [`tool_future_must_be_send`] has checked is `Send`. Its field is
+/// private, so that function is the only way to build one.
+#[must_use = "futures do nothing unless polled"]
+pub struct SendChecked<F>(F);
+
+// SAFETY: the only constructor, `tool_future_must_be_send`, requires `F: Send`, so every
+// value of this type holds a `Send` future. The impl is unconditional only so that a
+// failed check is not reported again by every future that holds this one.
+unsafe impl<F> Send for SendChecked<F> {}
+
+impl<F: Future> Future for SendChecked<F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<F::Output> {
+        // SAFETY: structural pinning of the one field: it is never moved out of, and
+        // `SendChecked` has no `Drop` impl and is `Unpin` only when `F` is.
+        unsafe { self.map_unchecked_mut(|checked| &mut checked.0) }.poll(cx)
+    }
 }
 
 /// Trims a description assembled with `concat!` (docs with `include_str!`), at compile time.

@@ -24,6 +24,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use futures::FutureExt;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -385,9 +386,10 @@ impl<T: Tool> AgentTool for Typed<T> {
     // Written out rather than `async fn`: an async block here would be one state machine
     // per tool, with the params' deserialisation inlined into its poll, and was two thirds
     // of a 200-tool crate's optimised code. The params are read before the future is
-    // built; the future that remains (the tool's, then the conversion to JSON, which is
-    // compiled once per details type) is boxed once. With the box of the tool's own
-    // future (`__private::tool_future_must_be_send`) a call allocates twice.
+    // built; the future that remains (the tool's, mapped to JSON by a function compiled
+    // once per details type) is the call's one allocation. `map`, not an async block: a
+    // block would hold the tool's future twice over (as its capture and as its awaited
+    // value), and boxing it copies all of it.
     fn execute<'life0, 'life1, 'async_trait>(
         &'life0 self,
         call: ToolInvocation<'life1>,
@@ -410,7 +412,7 @@ impl<T: Tool> AgentTool for Typed<T> {
         };
         let structured = self.spec.output_schema.is_some();
         let future = self.tool.execute(call);
-        Box::pin(async move { into_json_result(future.await, structured) })
+        Box::pin(future.map(move |result| into_json_result(result, structured)))
     }
 }
 

@@ -35,7 +35,16 @@ impl<'v> Eval<'v> {
         }
     }
 
+    /// Inline for its first test: without `unevaluated*` keywords nothing is tracked and
+    /// every merge is of two empty scopes.
+    #[inline]
     pub(crate) fn merge(&mut self, other: Eval<'v>) {
+        if !(other.keys.is_empty() && other.indices.is_empty()) {
+            self.merge_tracked(other);
+        }
+    }
+
+    fn merge_tracked(&mut self, other: Eval<'v>) {
         for k in other.keys {
             if !self.keys.contains(&k) {
                 self.keys.push(k);

@@ -204,6 +204,9 @@ pub(crate) fn format_number(n: &Number) -> String {
 pub(crate) fn deep_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => as_f64(x) == as_f64(y),
+        // Said first, though `a == b` below agrees: a string enum's options are compared
+        // on every call, and this skips `Value`'s own dispatch.
+        (Value::String(x), Value::String(y)) => x == y,
         (Value::Array(x), Value::Array(y)) => {
             x.len() == y.len() && x.iter().zip(y).all(|(l, r)| deep_equal(l, r))
         }

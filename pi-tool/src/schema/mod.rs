@@ -434,12 +434,22 @@ impl Shape {
                 true
             }
             Value::Array(items) => {
-                levels_left > 0 && items.iter().all(|v| self.walk(v, levels_left - 1))
+                levels_left > 0 && items.iter().all(|v| self.child(v, levels_left - 1))
             }
             Value::Object(map) => {
-                levels_left > 0 && map.values().all(|v| self.walk(v, levels_left - 1))
+                levels_left > 0 && map.values().all(|v| self.child(v, levels_left - 1))
             }
             _ => true,
+        }
+    }
+
+    /// [`walk`](Self::walk) for a child, with strings, booleans and nulls (most
+    /// arguments' leaves) answered without the call.
+    #[inline(always)]
+    fn child(&mut self, value: &Value, levels_left: usize) -> bool {
+        match value {
+            Value::Null | Value::Bool(_) | Value::String(_) => true,
+            _ => self.walk(value, levels_left),
         }
     }
 }
