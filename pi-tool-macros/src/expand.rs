@@ -146,7 +146,7 @@ pub fn tool(
     let body = quote! {
         #update_check
         let #future_ident = #call;
-        #p::FutureExt::map(#send_check(#future_ident), |__output| #convert)
+        #p::map_output(#send_check(#future_ident), |__output| #convert)
     };
     let output = quote!(impl #p::Future<Output = #p::Result<#p::AgentToolResult<Self::Details>, #p::ToolError>> + #p::Send);
     let context = tool

@@ -15,7 +15,6 @@ pub use ::core::future::Future;
 pub use ::core::marker::Send;
 pub use ::core::option::Option::{self, None, Some};
 pub use ::core::result::Result;
-pub use ::futures::FutureExt;
 pub use ::std::string::String;
 pub use ::std::sync::Arc;
 pub use ::std::time::Duration;
@@ -154,6 +153,56 @@ impl<F: Future> Future for SendChecked<F> {
         // `SendChecked` has no `Drop` impl and is `Unpin` only when `F` is.
         unsafe { self.map_unchecked_mut(|checked| &mut checked.0) }.poll(cx)
     }
+}
+
+/// `future`'s output passed through `convert`: what `futures`' `map` does, in half its
+/// code per use. A 200-tool crate has two per tool (the macro's conversion of the user's
+/// result, `Typed<T>`'s to JSON): `Map`'s poll and `project_replace` were 12 % of its
+/// optimised code, this poll is 7 % (cargo llvm-lines, 532 170 → 486 370 lines in all).
+pub fn map_output<F, C, R>(future: F, convert: C) -> MapOutput<F, C>
+where
+    F: Future,
+    C: FnOnce(F::Output) -> R,
+{
+    MapOutput {
+        future,
+        convert: Some(convert),
+    }
+}
+
+/// The future of [`map_output`].
+#[must_use = "futures do nothing unless polled"]
+pub struct MapOutput<F, C> {
+    future: F,
+    convert: Option<C>,
+}
+
+impl<F, C, R> Future for MapOutput<F, C>
+where
+    F: Future,
+    C: FnOnce(F::Output) -> R,
+{
+    type Output = R;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<R> {
+        // SAFETY: `future` is pinned structurally: it is never moved out of and
+        // `MapOutput` has no `Drop` impl. `convert` is not pinned; it is moved out once.
+        let this = unsafe { self.get_unchecked_mut() };
+        let future = unsafe { Pin::new_unchecked(&mut this.future) };
+        let output = std::task::ready!(future.poll(cx));
+        match this.convert.take() {
+            Some(convert) => std::task::Poll::Ready(convert(output)),
+            None => polled_after_completion(),
+        }
+    }
+}
+
+/// The inner future answered twice, which a future may not do. Out of line, so that each
+/// use does not carry its own panic.
+#[cold]
+#[inline(never)]
+fn polled_after_completion() -> ! {
+    panic!("`map_output` polled after completion")
 }
 
 /// Trims a description assembled with `concat!` (docs with `include_str!`), at compile time.

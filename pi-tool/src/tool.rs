@@ -24,7 +24,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use futures::FutureExt;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -387,7 +386,7 @@ impl<T: Tool> AgentTool for Typed<T> {
     // per tool, with the params' deserialisation inlined into its poll, and was two thirds
     // of a 200-tool crate's optimised code. The params are read before the future is
     // built; the future that remains (the tool's, mapped to JSON by a function compiled
-    // once per details type) is the call's one allocation. `map`, not an async block: a
+    // once per details type) is the call's one allocation. Mapped, not an async block: a
     // block would hold the tool's future twice over (as its capture and as its awaited
     // value), and boxing it copies all of it.
     fn execute<'life0, 'life1, 'async_trait>(
@@ -412,7 +411,9 @@ impl<T: Tool> AgentTool for Typed<T> {
         };
         let structured = self.spec.output_schema.is_some();
         let future = self.tool.execute(call);
-        Box::pin(future.map(move |result| into_json_result(result, structured)))
+        Box::pin(crate::__private::map_output(future, move |result| {
+            into_json_result(result, structured)
+        }))
     }
 }
 
