@@ -22,7 +22,8 @@
 //! | cb4778e (three boxes a call: the adapter's two and the tool future's) | | 5 326 / 1 160, 4.59× |
 //! | 8588f46 (two boxes again, the params' error boxed) | | 5 149 / 1 160, 4.44× |
 //! | 402e05e, quiet machine, five runs back to back with the next row | 5.45×, 5.39× (412 / 405 ns against 75 ns) | 5 153 / 1 160, 4.44× |
-//! | one box a call, flat details' field names written whole (2026-12-01) | 4.89×, 4.88×, 4.90×, 4.93×, 4.88× (367 ns against 75 ns) | 4 496 / 1 160, 3.88× |
+//! | ec28a78 (one box a call, flat details' field names written whole) | 4.89×, 4.88×, 4.90×, 4.93×, 4.88× (367 ns against 75 ns) | 4 496 / 1 160, 3.88× |
+//! | 72855a9 (`map_output` instead of `futures`' `Map`) | 4.91×, 4.88×, 4.96×, 4.97×, 4.87× (360 ns against 73 ns) | 4 423 / 1 160, 3.81× |
 //!
 //! What took it there: details cross as JSON text written once into a reused buffer
 //! instead of a `Value` (an `IndexMap` with SipHash per object: 42 % of a call before);
