@@ -141,12 +141,11 @@ pub fn tool(
     let future_ident = Ident::new("__future", fn_ident.span());
     let send_check = quote_spanned!(fn_ident.span()=> #p::tool_future_must_be_send);
     // No async block: the user's future is built here and mapped, so the call's future
-    // is the user's plus a closure. An async block around it stores the arguments twice
-    // (as its captures and inside the user's future) and doubles what `Typed<T>` boxes.
+    // is the user's plus a closure (`tool_future_must_be_send` says why).
     let body = quote! {
         #update_check
         let #future_ident = #call;
-        #p::map_output(#send_check(#future_ident), |__output| #convert)
+        #send_check(#future_ident, |__output| #convert)
     };
     let output = quote!(impl #p::Future<Output = #p::Result<#p::AgentToolResult<Self::Details>, #p::ToolError>> + #p::Send);
     let context = tool

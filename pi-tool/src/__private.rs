@@ -115,8 +115,9 @@ pub fn on_update_argument<D: SameDetails<R>, R>(on_update: OnUpdate<R>) -> OnUpd
     D::convert(on_update)
 }
 
-/// The tool's future, checked for `Send` here, once, on the user's function name, and
-/// returned unboxed: `Typed<T>`'s one box per call holds it.
+/// The tool's future, checked for `Send` here, once, on the user's function name, with its
+/// output passed through `convert`, and returned unboxed: `Typed<T>`'s one box per call
+/// holds it. `Typed<T>` maps the tool's future to JSON with it too.
 ///
 /// Why a wrapper that is always `Send`: with the future itself (an `impl Future + Send`
 /// return), rustc reports a missing `Send` three times (here, on the attribute and on the
@@ -125,84 +126,52 @@ pub fn on_update_argument<D: SameDetails<R>, R>(on_update: OnUpdate<R>) -> OnUpd
 /// wrapper keeps the one error without it (the table in
 /// `examples/weather/benches/dispatch.rs`).
 ///
+/// Why not async blocks or `futures`' `map`: a block around the future holds it twice (as
+/// its capture and as its awaited value), so boxing copies twice its size; `map` is an
+/// enum with a `project_replace`, and a 200-tool crate's one-tool debug edit built about
+/// 6 % slower with it than with this poll function of a few lines per tool.
+///
 /// A helper trait with `#[diagnostic::on_unimplemented]` was tried instead of the plain
 /// `Send` bound: rustc's own "future cannot be sent between threads safely", which
 /// points at the `.await` holding the value, wins over it, so the plain bound reads best.
-pub fn tool_future_must_be_send<F>(future: F) -> SendChecked<F>
+pub fn tool_future_must_be_send<F, C, R>(future: F, convert: C) -> ToolFuture<F, C>
 where
     F: Future + Send,
+    C: Fn(F::Output) -> R + Send,
 {
-    SendChecked(future)
+    ToolFuture { future, convert }
 }
 
-/// A future that [`tool_future_must_be_send`] has checked is `Send`. Its field is
-/// private, so that function is the only way to build one.
+/// A future that [`tool_future_must_be_send`] has checked is `Send`, with its output
+/// converted. Its fields are private, so that function is the only way to build one.
 #[must_use = "futures do nothing unless polled"]
-pub struct SendChecked<F>(F);
-
-// SAFETY: the only constructor, `tool_future_must_be_send`, requires `F: Send`, so every
-// value of this type holds a `Send` future. The impl is unconditional only so that a
-// failed check is not reported again by every future that holds this one.
-unsafe impl<F> Send for SendChecked<F> {}
-
-impl<F: Future> Future for SendChecked<F> {
-    type Output = F::Output;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<F::Output> {
-        // SAFETY: structural pinning of the one field: it is never moved out of, and
-        // `SendChecked` has no `Drop` impl and is `Unpin` only when `F` is.
-        unsafe { self.map_unchecked_mut(|checked| &mut checked.0) }.poll(cx)
-    }
-}
-
-/// `future`'s output passed through `convert`: what `futures`' `map` does, in half its
-/// code per use. A 200-tool crate has two per tool (the macro's conversion of the user's
-/// result, `Typed<T>`'s to JSON): `Map`'s poll and `project_replace` were 12 % of its
-/// optimised code, this poll is 7 % (cargo llvm-lines, 532 170 → 486 370 lines in all).
-pub fn map_output<F, C, R>(future: F, convert: C) -> MapOutput<F, C>
-where
-    F: Future,
-    C: FnOnce(F::Output) -> R,
-{
-    MapOutput {
-        future,
-        convert: Some(convert),
-    }
-}
-
-/// The future of [`map_output`].
-#[must_use = "futures do nothing unless polled"]
-pub struct MapOutput<F, C> {
+pub struct ToolFuture<F, C> {
     future: F,
-    convert: Option<C>,
+    convert: C,
 }
 
-impl<F, C, R> Future for MapOutput<F, C>
+// SAFETY: the only constructor, `tool_future_must_be_send`, requires `F: Send` and
+// `C: Send`, so every value of this type is `Send`. The impl is unconditional only so
+// that a failed check is not reported again by every future that holds this one.
+unsafe impl<F, C> Send for ToolFuture<F, C> {}
+
+impl<F, C, R> Future for ToolFuture<F, C>
 where
     F: Future,
-    C: FnOnce(F::Output) -> R,
+    C: Fn(F::Output) -> R,
 {
     type Output = R;
 
     fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<R> {
-        // SAFETY: `future` is pinned structurally: it is never moved out of and
-        // `MapOutput` has no `Drop` impl. `convert` is not pinned; it is moved out once.
+        // SAFETY: `future` is pinned structurally: it is never moved out of, and
+        // `ToolFuture` has no `Drop` impl and is `Unpin` only when `F` is. `convert` is
+        // only borrowed.
         let this = unsafe { self.get_unchecked_mut() };
-        let future = unsafe { Pin::new_unchecked(&mut this.future) };
-        let output = std::task::ready!(future.poll(cx));
-        match this.convert.take() {
-            Some(convert) => std::task::Poll::Ready(convert(output)),
-            None => polled_after_completion(),
+        match unsafe { Pin::new_unchecked(&mut this.future) }.poll(cx) {
+            std::task::Poll::Ready(output) => std::task::Poll::Ready((this.convert)(output)),
+            std::task::Poll::Pending => std::task::Poll::Pending,
         }
     }
-}
-
-/// The inner future answered twice, which a future may not do. Out of line, so that each
-/// use does not carry its own panic.
-#[cold]
-#[inline(never)]
-fn polled_after_completion() -> ! {
-    panic!("`map_output` polled after completion")
 }
 
 /// Trims a description assembled with `concat!` (docs with `include_str!`), at compile time.

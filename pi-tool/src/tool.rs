@@ -411,9 +411,11 @@ impl<T: Tool> AgentTool for Typed<T> {
         };
         let structured = self.spec.output_schema.is_some();
         let future = self.tool.execute(call);
-        Box::pin(crate::__private::map_output(future, move |result| {
-            into_json_result(result, structured)
-        }))
+        // The same checked, mapped future the macro builds: one poll function for both.
+        Box::pin(crate::__private::tool_future_must_be_send(
+            future,
+            move |result| into_json_result(result, structured),
+        ))
     }
 }
 
