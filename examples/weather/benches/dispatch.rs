@@ -24,6 +24,7 @@
 //! | 402e05e, quiet machine, five runs back to back with the next row | 5.45×, 5.39× (412 / 405 ns against 75 ns) | 5 153 / 1 160, 4.44× |
 //! | ec28a78 (one box a call, flat details' field names written whole) | 4.89×, 4.88×, 4.90×, 4.93×, 4.88× (367 ns against 75 ns) | 4 496 / 1 160, 3.88× |
 //! | 72855a9 (`map_output` instead of `futures`' `Map`) | 4.91×, 4.88×, 4.96×, 4.97×, 4.87× (360 ns against 73 ns) | 4 423 / 1 160, 3.81× |
+//! | 82462f6 (`ToolFuture`: the `Send` check and both conversions in one small future) | 4.79×, 4.84×, 4.83×, 4.79×, 4.80× (345 ns against 72 ns) | 4 296 / 1 160, 3.70× |
 //!
 //! What took it there: details cross as JSON text written once into a reused buffer
 //! instead of a `Value` (an `IndexMap` with SipHash per object: 42 % of a call before);
