@@ -6,11 +6,12 @@
 //! fails because of the provider, not because the harness serves or records differently
 //! from `record.mjs`.
 //!
-//! Needs Node and pi-ai: `cd conformance/providers && npm install` (or set
-//! `PI_AI_NODE_MODULES` to a `node_modules` folder holding `@earendil-works/pi-ai`
-//! 0.85.0; `NODE` names the node binary, by default the recorder's pinned Node 22 from that
-//! folder's `.bin`, since V8's error texts differ between Node versions). Run with
-//! `cargo test -p pi-tool-conformance --test providers_oracle -- --ignored`.
+//! Needs Node: the test installs pi-ai 0.85.0 from `conformance/providers/package-lock.json`
+//! itself (`npm ci`, as the MCP client and Pi bridge tests do), skips with a loud message
+//! without Node, and fails under CI without it. `PI_AI_NODE_MODULES` may name another
+//! `node_modules` folder holding `@earendil-works/pi-ai` 0.85.0 instead; `NODE` names the
+//! node binary, by default the recorder's pinned Node 22 from that folder's `.bin`, since
+//! V8's error texts differ between Node versions.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -23,13 +24,19 @@ use pi_tool_conformance::providers::{Fixture, fixture_files, normalise, repo_pro
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
 
+#[path = "../../examples/weather-mcp/tests/npm/mod.rs"]
+mod npm;
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs Node and pi-ai 0.85.0 (npm install in conformance/providers)"]
 async fn pi_ai_on_the_harness_server_reproduces_its_recordings() {
     let dir = repo_providers_dir();
-    let node_modules = std::env::var_os("PI_AI_NODE_MODULES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| dir.join("node_modules"));
+    let node_modules = match std::env::var_os("PI_AI_NODE_MODULES") {
+        Some(folder) => PathBuf::from(folder),
+        None => match npm::installed("../conformance/providers", "the provider harness oracle") {
+            Some(installed) => installed.join("node_modules"),
+            None => return,
+        },
+    };
     assert!(
         node_modules.join("@earendil-works/pi-ai/dist/api").is_dir(),
         "pi-ai not found in {}: run `npm install` in conformance/providers or set PI_AI_NODE_MODULES",
@@ -91,10 +98,15 @@ async fn pi_ai_on_the_harness_server_reproduces_its_recordings() {
             }
         };
         let requests = server.requests();
+        // The key pi-ai sent, as `record.mjs` replaces it: the fixture's own, else the
+        // default one.
+        let api_key = fixture.json["options"]["apiKey"]
+            .as_str()
+            .unwrap_or(pi_tool_conformance::providers::DEFAULT_API_KEY);
         let output = json!({
             "request": requests
                 .first()
-                .map(|r| normalise::request(r, Some(pi_tool_conformance::providers::DEFAULT_API_KEY), port))
+                .map(|r| normalise::request(r, Some(api_key), port))
                 .unwrap_or(Value::Null),
             "requestCount": requests.len(),
             "events": pi["events"],
