@@ -22,7 +22,7 @@ pub fn stub(vis: &Visibility, ident: &Ident, krate: &Path) -> TokenStream {
     quote! {
         #[allow(dead_code)]
         #[doc(hidden)]
-        #[derive(Debug, Clone, Copy, Default)]
+        #[derive(Debug)]
         #vis struct #ident;
 
         impl #p::Tool for #ident {

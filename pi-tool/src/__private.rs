@@ -134,6 +134,7 @@ pub fn on_update_argument<D: SameDetails<R>, R>(on_update: OnUpdate<R>) -> OnUpd
 /// A helper trait with `#[diagnostic::on_unimplemented]` was tried instead of the plain
 /// `Send` bound: rustc's own "future cannot be sent between threads safely", which
 /// points at the `.await` holding the value, wins over it, so the plain bound reads best.
+#[inline(always)]
 pub fn tool_future_must_be_send<F, C, R>(future: F, convert: C) -> ToolFuture<F, C>
 where
     F: Future + Send,
@@ -162,6 +163,7 @@ where
 {
     type Output = R;
 
+    #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<R> {
         // SAFETY: `future` is pinned structurally: it is never moved out of, and
         // `ToolFuture` has no `Drop` impl and is `Unpin` only when `F` is. `convert` is
