@@ -431,6 +431,9 @@ trait ExecuteBoxed: Tool {
 }
 
 impl<T: Tool> ExecuteBoxed for T {
+    // Optimised builds copy an `#[inline]` function into its caller's unit, so it is
+    // inlined there; unoptimised ones place it by the rule above.
+    #[inline]
     fn execute_boxed<'a>(
         &'a self,
         call: ToolInvocation<'a, T::Params, T::Details>,
