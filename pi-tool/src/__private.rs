@@ -134,6 +134,9 @@ pub fn on_update_argument<D: SameDetails<R>, R>(on_update: OnUpdate<R>) -> OnUpd
 /// A helper trait with `#[diagnostic::on_unimplemented]` was tried instead of the plain
 /// `Send` bound: rustc's own "future cannot be sent between threads safely", which
 /// points at the `.await` holding the value, wins over it, so the plain bound reads best.
+// `inline(always)` here and on `poll`: even unoptimised builds then copy both into their
+// caller's codegen unit, the tool's own module, so an edit to one tool leaves the unit
+// of this module's generic items alone (`bench/compile-time/README.md`).
 #[inline(always)]
 pub fn tool_future_must_be_send<F, C, R>(future: F, convert: C) -> ToolFuture<F, C>
 where
