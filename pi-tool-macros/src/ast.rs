@@ -7,6 +7,15 @@
 use proc_macro2::Span;
 use syn::{FnArg, GenericArgument, Ident, Pat, PathArguments, ReturnType, Signature, Type};
 
+/// Where the function stands.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// A free function (or a method without `#[pi_tools]` on its impl).
+    Free,
+    /// A method of a `#[pi_tools]` impl block.
+    Method,
+}
+
 /// What an argument of the tool function receives, by its type (Pi's positional roles).
 pub enum Role {
     /// `&str`: the tool call id.

@@ -2,7 +2,7 @@
 //! list of keyed values.
 //!
 //! Parsing is deliberately loose (any `key = expr` list); what each key may hold is
-//! decided in `check.rs` (and `krate.rs` for `#[pi_tools]`), so that every mistake gets its own targeted message instead of
+//! decoded in `keys.rs` (and `krate.rs` for `#[pi_tools]`), so that every mistake gets its own targeted message instead of
 //! a generic "expected string literal" from the parser.
 
 use proc_macro2::TokenStream;
@@ -49,7 +49,7 @@ pub fn parse_args(tokens: TokenStream, syntax_help: &str) -> (Vec<Arg>, Vec<syn:
         Ok(args) => (args, Vec::new()),
         Err(error) => (
             Vec::new(),
-            vec![crate::check::error(error.span(), &error, syntax_help)],
+            vec![crate::error::error(error.span(), &error, syntax_help)],
         ),
     }
 }

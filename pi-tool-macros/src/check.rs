@@ -1,5 +1,5 @@
-//! Every rule the macro enforces, each with its own message, its span on the user's
-//! tokens, and the fix. Errors are collected, not returned early, so that a function with
+//! Every rule the macro enforces on what a tool says, each with its own message, its span
+//! on the user's tokens, and the fix. The values it checks arrive decoded (`keys.rs`). Errors are collected, not returned early, so that a function with
 //! two independent mistakes shows both at once; a function with one mistake shows one.
 //!
 //! Type-level rules (the params type implements `Deserialize + JsonSchema`, the return type
@@ -7,34 +7,14 @@
 //! checked on syntax; `expand.rs` emits assertions for them, spanned on the same tokens.
 
 use proc_macro2::Span;
-use syn::{Attribute, Expr, Lit};
+use syn::Attribute;
 
-use crate::ast::{Output, Role, Success, ToolFn};
+use crate::ast::{Output, Place, Role, Success, ToolFn};
 use crate::attr::Arg;
 use crate::doc::{self, Doc};
+use crate::error::{error, error_at};
+use crate::keys::{self, Keys};
 use crate::names;
-
-/// The keys `#[pi_tool]` understands (`crate` only on a free function: a `#[pi_tools]`
-/// block takes it once for all its methods).
-pub const KEYS: &[&str] = &[
-    "name",
-    "label",
-    "description",
-    "execution_mode",
-    "prompt_snippet",
-    "prompt_guidelines",
-    "timeout",
-    "read_only",
-    "destructive",
-    "idempotent",
-    "open_world",
-    "title",
-    "crate",
-];
-
-/// The effect flags: a bare key means `true`; `key = true | false` is also accepted (to
-/// declare, say, `open_world = false`). See `pi_tool::ToolAnnotations`.
-pub const FLAGS: &[&str] = &["read_only", "destructive", "idempotent", "open_world"];
 
 const NAME_RULE: &str = "tool names match ^[A-Za-z_][A-Za-z0-9_-]{0,63}$ (the names every major model provider accepts)";
 
@@ -50,7 +30,7 @@ pub struct Spec {
     pub timeout_ms: Option<u64>,
     pub prompt_snippet: Option<String>,
     pub prompt_guidelines: Vec<String>,
-    /// The declared effects, in [`FLAGS`] order (`None`: not declared).
+    /// The declared effects, in `keys::FLAGS` order (`None`: not declared).
     pub effects: [Option<bool>; 4],
     /// The `title` annotation.
     pub title: Option<String>,
@@ -64,34 +44,6 @@ pub enum Description {
     Doc(Doc),
 }
 
-/// Where the function stands.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Place {
-    /// A free function (or a method without `#[pi_tools]` on its impl).
-    Free,
-    /// A method of a `#[pi_tools]` impl block.
-    Method,
-}
-
-/// An error with a `help:` line.
-pub fn error(
-    span: Span,
-    message: impl std::fmt::Display,
-    help: impl std::fmt::Display,
-) -> syn::Error {
-    syn::Error::new(span, format!("{message}\n\nhelp: {help}"))
-}
-
-/// An error spanning all of `tokens` (start to end), with a `help:` line. syn's
-/// `Spanned::span` would keep only the first token on stable Rust.
-pub fn error_at(
-    tokens: impl quote::ToTokens,
-    message: impl std::fmt::Display,
-    help: impl std::fmt::Display,
-) -> syn::Error {
-    syn::Error::new_spanned(tokens, format!("{message}\n\nhelp: {help}"))
-}
-
 /// Checks the attribute arguments and the function; returns the spec or every error.
 pub fn check(
     args: Vec<Arg>,
@@ -101,7 +53,8 @@ pub fn check(
     errors: &mut Vec<syn::Error>,
 ) -> Option<Spec> {
     let before = errors.len();
-    let keys = check_keys(args, place, errors);
+    let keys = keys::decode(args, place, errors);
+    check_values(&keys, errors);
     check_signature(tool, place, errors);
 
     let fn_name = tool.ident.to_string();
@@ -165,177 +118,42 @@ pub fn check(
         description,
         execution_mode: keys.execution_mode,
         timeout_ms: keys.timeout_ms,
-        prompt_snippet: keys.prompt_snippet,
+        prompt_snippet: keys.prompt_snippet.map(|(text, _)| text),
         prompt_guidelines: keys.prompt_guidelines,
         effects: keys.effects.map(|e| e.map(|(value, _)| value)),
-        title: keys.title,
+        title: keys.title.map(|(text, _)| text),
         krate: keys.krate,
     })
 }
 
-#[derive(Default)]
-struct Keys {
-    name: Option<(String, Span)>,
-    label: Option<(String, Span)>,
-    description: Option<(String, Span)>,
-    execution_mode: Option<&'static str>,
-    timeout_ms: Option<u64>,
-    prompt_snippet: Option<String>,
-    prompt_guidelines: Vec<String>,
-    /// Each flag's value and the span of its key.
-    effects: [Option<(bool, Span)>; 4],
-    title: Option<String>,
-    krate: Option<syn::Path>,
-}
-
-fn check_keys(args: Vec<Arg>, place: Place, errors: &mut Vec<syn::Error>) -> Keys {
-    let mut keys = Keys::default();
-    let mut seen: Vec<String> = Vec::new();
-    for Arg { key, value } in args {
-        let key_name = key.to_string();
-        if let Some(index) = FLAGS.iter().position(|f| *f == key_name) {
-            if seen.contains(&key_name) {
-                errors.push(error(
-                    key.span(),
-                    format!("`{key_name}` is given twice"),
-                    format!("remove one of the `{key_name}` entries"),
-                ));
-                continue;
-            }
-            seen.push(key_name.clone());
-            if let Some(flag) = flag_value(&key_name, value.as_ref(), errors) {
-                keys.effects[index] = Some((flag, key.span()));
-            }
-            continue;
-        }
-        let Some(value) = value else {
+/// What the decoded values may say: a snippet and a title are one line, a title is not
+/// empty, and the effects agree.
+fn check_values(keys: &Keys, errors: &mut Vec<syn::Error>) {
+    if let Some((text, span)) = &keys.prompt_snippet
+        && text.contains('\n')
+    {
+        errors.push(error(
+            *span,
+            "`prompt_snippet` is one line of the system prompt's tool list",
+            "move longer guidance into `prompt_guidelines = [\"...\", \"...\"]`",
+        ));
+    }
+    if let Some((text, span)) = &keys.title {
+        if text.trim().is_empty() {
             errors.push(error(
-                key.span(),
-                format!("`{key_name}` needs a value"),
-                format!("write `{key_name} = \"...\"`; #[pi_tool] takes `key = value` pairs"),
+                *span,
+                "the title is empty",
+                "remove `title`, or write a short human title such as `title = \"Get weather\"`",
             ));
-            continue;
-        };
-        if !KEYS.contains(&key_name.as_str()) {
+        } else if text.contains('\n') {
             errors.push(error(
-                key.span(),
-                format!("unknown key `{key_name}`"),
-                unknown_key_help(&key_name, place),
+                *span,
+                "the title spans more than one line",
+                "keep `title` to a short label; the description says the rest",
             ));
-            continue;
-        }
-        if key_name == "crate" && place == Place::Method {
-            let written = match &value {
-                Expr::Lit(lit) if matches!(lit.lit, Lit::Str(_)) => quote::quote!(#lit).to_string(),
-                _ => "\"...\"".to_owned(),
-            };
-            errors.push(error(
-                key.span(),
-                "`crate` goes on #[pi_tools], not on one of its methods",
-                format!("write #[pi_tools(crate = {written})] above the impl block: every tool of the block reaches pi-tool through that one path"),
-            ));
-            continue;
-        }
-        if seen.contains(&key_name) {
-            errors.push(error(
-                key.span(),
-                format!("`{key_name}` is given twice"),
-                format!("remove one of the `{key_name} = ...` entries"),
-            ));
-            continue;
-        }
-        seen.push(key_name.clone());
-        if key_name == "prompt_guidelines" {
-            keys.prompt_guidelines = string_array(&value, errors);
-            continue;
-        }
-        if key_name == "crate" {
-            keys.krate = crate::krate::path(&value, errors);
-            continue;
-        }
-        let Some((text, span)) = string_value(&key_name, &value, errors) else {
-            continue;
-        };
-        match key_name.as_str() {
-            "name" => keys.name = Some((text, span)),
-            "label" => keys.label = Some((text, span)),
-            "description" => keys.description = Some((text, span)),
-            "execution_mode" => {
-                keys.execution_mode = match text.as_str() {
-                    "sequential" => Some("Sequential"),
-                    "parallel" => Some("Parallel"),
-                    other => {
-                        let help = match names::closest(other, &["sequential", "parallel"]) {
-                            Some(s) => format!("did you mean `\"{s}\"`?"),
-                            None => "write `execution_mode = \"parallel\"` or `execution_mode = \"sequential\"`".to_owned(),
-                        };
-                        errors.push(error(
-                            span,
-                            format!("unknown execution mode `\"{other}\"`: expected `\"sequential\"` or `\"parallel\"`"),
-                            help,
-                        ));
-                        None
-                    }
-                }
-            }
-            "prompt_snippet" => {
-                if text.contains('\n') {
-                    errors.push(error(
-                        span,
-                        "`prompt_snippet` is one line of the system prompt's tool list",
-                        "move longer guidance into `prompt_guidelines = [\"...\", \"...\"]`",
-                    ));
-                }
-                keys.prompt_snippet = Some(text);
-            }
-            "title" => {
-                if text.trim().is_empty() {
-                    errors.push(error(
-                        span,
-                        "the title is empty",
-                        "remove `title`, or write a short human title such as `title = \"Get weather\"`",
-                    ));
-                } else if text.contains('\n') {
-                    errors.push(error(
-                        span,
-                        "the title spans more than one line",
-                        "keep `title` to a short label; the description says the rest",
-                    ));
-                }
-                keys.title = Some(text);
-            }
-            "timeout" => match parse_duration_ms(&text) {
-                Ok(ms) => keys.timeout_ms = Some(ms),
-                Err(why) => errors.push(error(
-                    span,
-                    format!("invalid timeout `\"{text}\"`: {why}"),
-                    "write a whole number with a unit: `\"500ms\"`, `\"30s\"`, `\"2m\"` or `\"1h\"`",
-                )),
-            },
-            _ => {}
         }
     }
     check_effects(&keys.effects, errors);
-    keys
-}
-
-/// A flag's value: bare (`read_only`) is `true`; `read_only = true | false` is the literal.
-fn flag_value(key: &str, value: Option<&Expr>, errors: &mut Vec<syn::Error>) -> Option<bool> {
-    match value {
-        None => Some(true),
-        Some(Expr::Lit(lit)) if matches!(lit.lit, Lit::Bool(_)) => match &lit.lit {
-            Lit::Bool(b) => Some(b.value),
-            _ => None,
-        },
-        Some(other) => {
-            errors.push(error_at(
-                other,
-                format!("`{key}` is a flag"),
-                format!("write `{key}` alone (it means `{key} = true`), or `{key} = false`"),
-            ));
-            None
-        }
-    }
 }
 
 /// MCP's rule: `destructive` and `idempotent` mean something only for a tool that is not
@@ -366,101 +184,6 @@ fn check_effects(effects: &[Option<(bool, Span)>; 4], errors: &mut Vec<syn::Erro
             "remove `idempotent`: a read-only tool changes nothing, so calling it again is always safe (MCP reads `idempotentHint` only when `readOnlyHint` is false)",
         ));
     }
-}
-
-/// The fix for an unknown `#[pi_tool]` key: the closest key, or the list of keys.
-fn unknown_key_help(key: &str, place: Place) -> String {
-    match names::closest(key, KEYS) {
-        Some("crate") if place == Place::Method => {
-            "did you mean `crate`? It goes on the block: #[pi_tools(crate = \"...\")]".to_owned()
-        }
-        Some(suggestion) => format!("did you mean `{suggestion}`?"),
-        None => format!(
-            "the keys are {}",
-            KEYS.iter()
-                .filter(|k| place == Place::Free || **k != "crate")
-                .map(|k| format!("`{k}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    }
-}
-
-/// A string literal value, or an error that shows how to write one.
-fn string_value(key: &str, value: &Expr, errors: &mut Vec<syn::Error>) -> Option<(String, Span)> {
-    if let Expr::Lit(lit) = value
-        && let Lit::Str(s) = &lit.lit
-    {
-        return Some((s.value(), s.span()));
-    }
-    let example = match key {
-        "name" => "name = \"get_weather\"",
-        "label" => "label = \"Get weather\"",
-        "description" => "description = \"What the tool does and when to call it.\"",
-        "execution_mode" => "execution_mode = \"parallel\"",
-        "prompt_snippet" => "prompt_snippet = \"One line for the tool list\"",
-        "title" => "title = \"Get weather\"",
-        _ => "timeout = \"30s\"",
-    };
-    errors.push(error_at(
-        value,
-        format!("`{key}` takes a string literal"),
-        format!("write `{example}`"),
-    ));
-    None
-}
-
-fn string_array(value: &Expr, errors: &mut Vec<syn::Error>) -> Vec<String> {
-    let Expr::Array(array) = value else {
-        errors.push(error_at(
-            value,
-            "`prompt_guidelines` takes an array of string literals",
-            "write `prompt_guidelines = [\"Use for ...\", \"Never ...\"]`",
-        ));
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for elem in &array.elems {
-        if let Expr::Lit(lit) = elem
-            && let Lit::Str(s) = &lit.lit
-        {
-            out.push(s.value());
-        } else {
-            errors.push(error_at(
-                elem,
-                "each of `prompt_guidelines` must be a string literal",
-                "write `prompt_guidelines = [\"Use for ...\", \"Never ...\"]`",
-            ));
-        }
-    }
-    out
-}
-
-/// `"500ms"`, `"30s"`, `"2m"`, `"1h"` -> milliseconds.
-pub fn parse_duration_ms(text: &str) -> Result<u64, String> {
-    let digits = text.chars().take_while(char::is_ascii_digit).count();
-    if digits == 0 {
-        return Err("it does not start with a number".to_owned());
-    }
-    let (number, unit) = text.split_at(digits);
-    let number: u64 = number
-        .parse()
-        .map_err(|_| "the number is too large".to_owned())?;
-    let factor = match unit {
-        "ms" => 1,
-        "s" => 1_000,
-        "m" => 60_000,
-        "h" => 3_600_000,
-        "" => return Err("the unit is missing".to_owned()),
-        other => return Err(format!("unknown unit `{other}`")),
-    };
-    let ms = number
-        .checked_mul(factor)
-        .ok_or_else(|| "the duration is too large".to_owned())?;
-    if ms == 0 {
-        return Err("a zero timeout would fail every call".to_owned());
-    }
-    Ok(ms)
 }
 
 fn check_name(name: &str, span: Span, from_fn: bool, errors: &mut Vec<syn::Error>) {
@@ -685,36 +408,5 @@ fn check_signature(tool: &ToolFn, place: Place, errors: &mut Vec<syn::Error>) {
         seen_roles.push(position);
         last_position = position;
         last_role = arg.role.describe();
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_duration_ms;
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration_ms("500ms"), Ok(500));
-        assert_eq!(parse_duration_ms("30s"), Ok(30_000));
-        assert_eq!(parse_duration_ms("2m"), Ok(120_000));
-        assert_eq!(parse_duration_ms("1h"), Ok(3_600_000));
-        assert!(parse_duration_ms("0s").is_err());
-        assert!(
-            parse_duration_ms("30")
-                .unwrap_err()
-                .contains("unit is missing")
-        );
-        assert!(
-            parse_duration_ms("30 s")
-                .unwrap_err()
-                .contains("unknown unit")
-        );
-        assert!(parse_duration_ms("s").is_err());
-        assert!(parse_duration_ms("99999999999999999999h").is_err());
-        assert!(
-            parse_duration_ms("9999999999999999h")
-                .unwrap_err()
-                .contains("too large")
-        );
     }
 }

@@ -16,7 +16,8 @@ use syn::parse::Parser;
 use syn::{Expr, Lit, LitStr, Path};
 
 use crate::attr::Arg;
-use crate::check::{KEYS, error, error_at};
+use crate::error::{error, error_at};
+use crate::keys::KEYS;
 use crate::names;
 
 /// Where generated code finds pi-tool when no `crate` key is given.

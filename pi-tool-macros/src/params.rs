@@ -8,7 +8,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::Path;
 
-use crate::check::error;
+use crate::error::error;
 use crate::krate;
 
 /// The expansion: the derives, then the item as written. On a bad argument the derives
@@ -24,7 +24,7 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
         Ok(item @ (syn::Item::Struct(_) | syn::Item::Enum(_))) => item,
         _ => {
             errors.push(error(
-                crate::first_token_span(&input),
+                crate::error::first_token_span(&input),
                 "#[params] goes on a struct or an enum",
                 "put #[pi_tool::params] above the type of the tool's params argument: `struct WeatherParams { city: String }`",
             ));
@@ -56,7 +56,7 @@ fn derives(krate: &Path) -> TokenStream {
 }
 
 fn key_error(key: &syn::Ident, key_name: &str) -> syn::Error {
-    let help = if crate::check::KEYS.contains(&key_name) {
+    let help = if crate::keys::KEYS.contains(&key_name) {
         format!(
             "`{key_name}` describes a tool: write it in #[pi_tool({key_name} = ...)] on the tool's function; #[params] takes only `crate = \"...\"`"
         )
