@@ -19,6 +19,7 @@
 pub mod canon;
 pub mod compare;
 pub mod data;
+pub mod pi_tools;
 pub mod providers;
 pub mod record;
 pub mod scenario;

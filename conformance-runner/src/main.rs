@@ -11,6 +11,12 @@
 //! `conformance/providers/FORMAT.md`) through pi-tool's providers against a local HTTP
 //! server and writes `DIR/<api>/<name>.json`; with `--check`, compares each with
 //! `EXPECTED_DIR/<api>/<name>.json` byte for byte and prints `N passed, N failed`.
+//!
+//! `pi-tool-conformance --pi-tools SCENARIO_DIR --out DIR`
+//!
+//! Runs each scenario of Pi's built-in coding tools (`conformance/pi-tools/FORMAT.md`)
+//! on `pi-tool-coding`'s pack, in the recorder's fixed environment, and writes
+//! `DIR/<id>.json` in the recorder's format.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -25,7 +31,8 @@ use pi_tool_conformance::{
 fn usage() -> ExitCode {
     eprintln!(
         "usage: pi-tool-conformance --out DIR [--check EXPECTED_DIR] FILE_OR_DIR...\n       \
-         pi-tool-conformance --providers FIXTURE_DIR --out DIR [--check EXPECTED_DIR]"
+         pi-tool-conformance --providers FIXTURE_DIR --out DIR [--check EXPECTED_DIR]\n       \
+         pi-tool-conformance --pi-tools SCENARIO_DIR --out DIR"
     );
     ExitCode::from(2)
 }
@@ -35,17 +42,25 @@ fn main() -> ExitCode {
     let mut out = None;
     let mut check = None;
     let mut fixtures = None;
+    let mut pi_tools = None;
     let mut inputs = Vec::new();
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--out" => out = args.next().map(PathBuf::from),
             "--check" => check = args.next().map(PathBuf::from),
             "--providers" => fixtures = args.next().map(PathBuf::from),
+            "--pi-tools" => pi_tools = args.next().map(PathBuf::from),
             "-h" | "--help" => return usage(),
             _ => inputs.push(PathBuf::from(arg)),
         }
     }
     let Some(out) = out else { return usage() };
+    if let Some(scenarios) = pi_tools {
+        if !inputs.is_empty() || fixtures.is_some() {
+            return usage();
+        }
+        return run_pi_tools(&scenarios, &out);
+    }
     if let Some(fixtures) = fixtures {
         if !inputs.is_empty() {
             return usage();
@@ -239,5 +254,47 @@ async fn run_scenarios(out: PathBuf, check: Option<PathBuf>, inputs: Vec<PathBuf
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+fn run_pi_tools(scenarios: &Path, out: &Path) -> ExitCode {
+    use pi_tool_conformance::pi_tools;
+    let root = match pi_tools::make_root() {
+        Ok(root) => root,
+        Err(e) => {
+            eprintln!("cannot make the run's directory: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    // Relative paths are resolved before the environment (and the directory) change.
+    let absolute = |p: &Path| {
+        std::env::current_dir()
+            .map(|d| d.join(p))
+            .unwrap_or_else(|_| p.to_path_buf())
+    };
+    let (scenarios, out) = (absolute(scenarios), absolute(out));
+    // SAFETY: no other thread exists yet (the runtime is built below).
+    unsafe { pi_tools::prepare_environment(&root) };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("cannot start the runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let (written, failures) = runtime.block_on(pi_tools::run_all(&scenarios, &out, &root));
+    let _ = std::fs::remove_dir_all(&root);
+    for failure in &failures {
+        println!("FAIL {failure}");
+    }
+    println!("{written} written, {} failed", failures.len());
+    if failures.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
     }
 }

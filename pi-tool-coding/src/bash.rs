@@ -1,0 +1,455 @@
+//! `bash`: one shell command in its own process group, its output streamed as progress,
+//! kept to the last 2000 lines / 50 KB, with the whole output in a temporary file when cut.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use pi_tool::{AbortSignal, AgentToolResult, Content, JsonSchema, OnUpdate, ToolError};
+use serde::{Deserialize, Serialize};
+use tokio::io::AsyncReadExt;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use crate::js;
+use crate::output::{OutputAccumulator, Snapshot};
+use crate::truncate::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, Truncation, format_size};
+
+/// Pi's `BASH_UPDATE_THROTTLE_MS`.
+const UPDATE_THROTTLE: Duration = Duration::from_millis(100);
+/// How long the pipes may stay quiet after the shell exits before the call ends (Pi's
+/// `EXIT_STDIO_GRACE_MS`): a background child holding them does not hold the call.
+const EXIT_STDIO_GRACE: Duration = Duration::from_millis(100);
+const MAX_TIMEOUT_MS: f64 = 2_147_483_647.0;
+
+/// Arguments of `bash`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[schemars(crate = "pi_tool::schemars")]
+#[non_exhaustive]
+pub struct BashParams {
+    /// Shell command to execute
+    pub command: String,
+    /// Timeout in seconds (optional, no default timeout)
+    #[serde(default)]
+    #[schemars(with = "f64", transform = crate::js::no_default)]
+    pub timeout: Option<f64>,
+}
+
+/// `bash`'s details: the truncation and the full-output file, when the output was cut.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct BashDetails {
+    /// What the tail truncation did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truncation: Option<Truncation>,
+    /// The temporary file holding every byte of the output.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub full_output_path: Option<PathBuf>,
+}
+
+/// How `bash` runs commands.
+pub(crate) struct ShellConfig<'a> {
+    pub command_prefix: Option<&'a str>,
+    pub shell: Option<&'a Path>,
+    pub agent_dir: Option<&'a Path>,
+}
+
+/// Pi's `getAgentDir()`: `$PI_CODING_AGENT_DIR` (with `~` expanded), else `~/.pi/agent`.
+pub(crate) fn agent_dir() -> PathBuf {
+    match std::env::var("PI_CODING_AGENT_DIR") {
+        Ok(dir) if !dir.is_empty() => {
+            let home = crate::paths::home_dir();
+            if dir == "~" {
+                home
+            } else if let Some(rest) = dir.strip_prefix("~/") {
+                home.join(rest)
+            } else {
+                PathBuf::from(dir)
+            }
+        }
+        _ => crate::paths::home_dir().join(".pi").join("agent"),
+    }
+}
+
+/// Pi's `getShellEnv()` minus its session variables: `PATH` gains the agent's `bin`.
+fn shell_env(agent: &Path) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+    let bin = agent.join("bin");
+    let bin = bin.to_string_lossy().into_owned();
+    let mut env: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os()
+        .filter(|(k, _)| {
+            !matches!(
+                k.to_str(),
+                Some(
+                    "PI_SESSION_ID"
+                        | "PI_SESSION_FILE"
+                        | "PI_PROVIDER"
+                        | "PI_MODEL"
+                        | "PI_REASONING_LEVEL"
+                )
+            )
+        })
+        .collect();
+    let key = env
+        .iter()
+        .map(|(k, _)| k.clone())
+        .find(|k| k.to_str().is_some_and(|k| k.eq_ignore_ascii_case("path")))
+        .unwrap_or_else(|| "PATH".into());
+    let current = std::env::var_os(&key)
+        .map(|v| v.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let has = current
+        .split(':')
+        .filter(|s| !s.is_empty())
+        .any(|s| s == bin);
+    let updated = if has {
+        current
+    } else {
+        [bin.as_str(), current.as_str()]
+            .iter()
+            .filter(|s| !s.is_empty())
+            .copied()
+            .collect::<Vec<_>>()
+            .join(":")
+    };
+    env.retain(|(k, _)| *k != key);
+    env.push((key, updated.into()));
+    env
+}
+
+/// Kills the command's process group when the call ends early or is dropped.
+struct GroupGuard {
+    pid: Option<i32>,
+}
+
+impl GroupGuard {
+    fn kill(&self) {
+        if let Some(pid) = self.pid {
+            // SAFETY: kill has no memory effects; a stale id at worst fails with ESRCH.
+            let rc = unsafe { libc::kill(-pid, libc::SIGKILL) };
+            if rc != 0 {
+                // SAFETY: as above.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+        }
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+enum ExecEnd {
+    Exited(Option<i32>),
+    Aborted,
+    TimedOut,
+}
+
+fn emit(on_update: &OnUpdate<Option<BashDetails>>, snapshot: Snapshot) {
+    let details = BashDetails {
+        truncation: snapshot.truncation.truncated.then_some(snapshot.truncation),
+        full_output_path: snapshot.full_output_path,
+    };
+    on_update.call(AgentToolResult::new(
+        vec![Content::text(snapshot.content)],
+        Some(details),
+    ));
+}
+
+/// Runs `bash`.
+pub(crate) async fn run(
+    params: BashParams,
+    cwd: &Path,
+    config: ShellConfig<'_>,
+    signal: AbortSignal,
+    on_update: OnUpdate<Option<BashDetails>>,
+) -> Result<AgentToolResult<Option<BashDetails>>, ToolError> {
+    let command = match config.command_prefix {
+        Some(prefix) => format!("{prefix}\n{}", params.command),
+        None => params.command.clone(),
+    };
+    let mut output = OutputAccumulator::new(DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES, "pi-bash");
+    on_update.call(AgentToolResult::new(Vec::new(), None));
+
+    let end = exec(
+        &command,
+        cwd,
+        &config,
+        params.timeout,
+        &signal,
+        &mut output,
+        &on_update,
+    )
+    .await;
+
+    // Pi's finishOutput: flush the decoder, send the update still owed, then the final
+    // snapshot.
+    output.finish();
+    let end = match end {
+        Ok((end, update_owed)) => {
+            if update_owed {
+                emit(&on_update, output.snapshot(true));
+            }
+            Ok(end)
+        }
+        Err(error) => Err(error),
+    };
+    let snapshot = output.snapshot(true);
+    let closed = output.close_temp_file();
+    let format = |snapshot: &Snapshot, empty: &str| -> (String, Option<BashDetails>) {
+        let t = &snapshot.truncation;
+        let mut text = if snapshot.content.is_empty() {
+            empty.to_owned()
+        } else {
+            snapshot.content.clone()
+        };
+        if !t.truncated {
+            return (text, None);
+        }
+        let path = snapshot
+            .full_output_path
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| "undefined".to_owned());
+        let start = t.total_lines as i64 - t.output_lines as i64 + 1;
+        let end = t.total_lines;
+        if t.last_line_partial {
+            text.push_str(&format!(
+                "\n\n[Showing last {} of line {end} (line is {}). Full output: {path}]",
+                format_size(t.output_bytes),
+                format_size(output.last_line_bytes())
+            ));
+        } else if t.truncated_by == Some("lines") {
+            text.push_str(&format!(
+                "\n\n[Showing lines {start}-{end} of {}. Full output: {path}]",
+                t.total_lines
+            ));
+        } else {
+            text.push_str(&format!(
+                "\n\n[Showing lines {start}-{end} of {} ({} limit). Full output: {path}]",
+                t.total_lines,
+                format_size(DEFAULT_MAX_BYTES)
+            ));
+        }
+        (
+            text,
+            Some(BashDetails {
+                truncation: Some(t.clone()),
+                full_output_path: snapshot.full_output_path.clone(),
+            }),
+        )
+    };
+    let append_status = |text: String, status: String| -> String {
+        if text.is_empty() {
+            status
+        } else {
+            format!("{text}\n\n{status}")
+        }
+    };
+    let end = match end {
+        Ok(end) => end,
+        Err(error) => return Err(error),
+    };
+    if let Err(e) = closed {
+        return Err(ToolError::new(js::fs_error(&e, "write", None)));
+    }
+    match end {
+        ExecEnd::Aborted => Err(ToolError::new(append_status(
+            format(&snapshot, "").0,
+            "Command aborted".to_owned(),
+        ))),
+        ExecEnd::TimedOut => Err(ToolError::new(append_status(
+            format(&snapshot, "").0,
+            format!(
+                "Command timed out after {} seconds",
+                params.timeout.map_or("undefined".to_owned(), js::num)
+            ),
+        ))),
+        ExecEnd::Exited(code) => {
+            let (text, details) = format(&snapshot, "(no output)");
+            match code {
+                Some(code) if code != 0 => Err(ToolError::new(append_status(
+                    text,
+                    format!("Command exited with code {code}"),
+                ))),
+                _ => Ok(AgentToolResult::new(vec![Content::text(text)], details)),
+            }
+        }
+    }
+}
+
+/// Pi's `exec`: the command's end, or the error that ends the call before it runs
+/// (`Invalid timeout`, a missing cwd). Progress updates are emitted from here.
+async fn exec(
+    command: &str,
+    cwd: &Path,
+    config: &ShellConfig<'_>,
+    timeout: Option<f64>,
+    signal: &AbortSignal,
+    output: &mut OutputAccumulator,
+    on_update: &OnUpdate<Option<BashDetails>>,
+) -> Result<(ExecEnd, bool), ToolError> {
+    let timeout = match timeout {
+        None => None,
+        Some(t) if !t.is_finite() || t <= 0.0 => {
+            return Err(ToolError::new(
+                "Invalid timeout: must be a finite number of seconds",
+            ));
+        }
+        Some(t) if t * 1000.0 > MAX_TIMEOUT_MS => {
+            return Err(ToolError::new(format!(
+                "Invalid timeout: maximum is {} seconds",
+                js::num(MAX_TIMEOUT_MS / 1000.0)
+            )));
+        }
+        Some(t) => Some(Duration::from_secs_f64(t)),
+    };
+    if signal.is_aborted() {
+        return Ok((ExecEnd::Aborted, false));
+    }
+    if !cwd.exists() {
+        return Err(ToolError::new(format!(
+            "Working directory does not exist: {}\nCannot execute bash commands.",
+            cwd.display()
+        )));
+    }
+    let shell: PathBuf = match config.shell {
+        Some(path) if path.exists() => path.to_path_buf(),
+        Some(path) => {
+            return Err(ToolError::new(format!(
+                "Custom shell path not found: {}",
+                path.display()
+            )));
+        }
+        None if Path::new("/bin/bash").exists() => PathBuf::from("/bin/bash"),
+        None => PathBuf::from("sh"),
+    };
+    let agent = config.agent_dir.map_or_else(agent_dir, Path::to_path_buf);
+    let mut cmd = tokio::process::Command::new(&shell);
+    cmd.arg("-c")
+        .arg(command)
+        .current_dir(cwd)
+        .env_clear()
+        .envs(shell_env(&agent))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    // SAFETY: `setsid` is async-signal-safe and touches no memory of the parent; it makes
+    // the shell the leader of a new session and process group (Node's `detached: true`),
+    // so that one `kill(-pid)` reaches everything it starts.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setsid() == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().map_err(|e| {
+        ToolError::new(js::fs_error(
+            &e,
+            &format!("spawn {}", shell.display()),
+            None,
+        ))
+    })?;
+    let guard = GroupGuard {
+        pid: child.id().and_then(|id| i32::try_from(id).ok()),
+    };
+
+    // Both pipes feed one channel, in arrival order; its bound keeps a flood's memory small.
+    let (tx, mut rx) = mpsc::channel::<Vec<u8>>(8);
+    let mut readers = Vec::new();
+    if let Some(mut out) = child.stdout.take() {
+        let tx = tx.clone();
+        readers.push(tokio::spawn(async move { pump(&mut out, tx).await }));
+    }
+    if let Some(mut err) = child.stderr.take() {
+        let tx = tx.clone();
+        readers.push(tokio::spawn(async move { pump(&mut err, tx).await }));
+    }
+    drop(tx);
+
+    let deadline = timeout.map(|t| Instant::now() + t);
+    let mut timed_out = false;
+    let mut aborted = false;
+    let mut exit: Option<Option<i32>> = None;
+    let mut pipes_closed = false;
+    let mut idle_deadline: Option<Instant> = None;
+    let mut last_update: Option<Instant> = None;
+    let mut update_at: Option<Instant> = None;
+    let far = || Instant::now() + Duration::from_secs(86_400 * 365);
+    loop {
+        if exit.is_some() && pipes_closed {
+            break;
+        }
+        tokio::select! {
+            chunk = rx.recv(), if !pipes_closed => match chunk {
+                Some(data) => {
+                    output.append(&data);
+                    let now = Instant::now();
+                    let due = last_update.map_or(now, |t| t + UPDATE_THROTTLE);
+                    if due <= now {
+                        update_at = None;
+                        last_update = Some(now);
+                        emit(on_update, output.snapshot(true));
+                    } else if update_at.is_none() {
+                        update_at = Some(due);
+                    }
+                    if exit.is_some() {
+                        idle_deadline = Some(now + EXIT_STDIO_GRACE);
+                    }
+                }
+                None => pipes_closed = true,
+            },
+            status = child.wait(), if exit.is_none() => {
+                let code = status.ok().and_then(|s| s.code());
+                exit = Some(code);
+                idle_deadline = Some(Instant::now() + EXIT_STDIO_GRACE);
+            },
+            () = tokio::time::sleep_until(idle_deadline.unwrap_or_else(far)), if exit.is_some() && idle_deadline.is_some() => break,
+            () = tokio::time::sleep_until(update_at.unwrap_or_else(far)), if update_at.is_some() => {
+                update_at = None;
+                last_update = Some(Instant::now());
+                emit(on_update, output.snapshot(true));
+            },
+            () = signal.token().cancelled(), if !aborted => {
+                aborted = true;
+                guard.kill();
+            },
+            () = tokio::time::sleep_until(deadline.unwrap_or_else(far)), if deadline.is_some() && !timed_out => {
+                timed_out = true;
+                guard.kill();
+            },
+        }
+    }
+    for reader in readers {
+        reader.abort();
+    }
+    // The shell is reaped; a background child keeps running, as in Pi.
+    std::mem::forget(guard);
+    let owed = update_at.is_some();
+    if signal.is_aborted() || aborted {
+        return Ok((ExecEnd::Aborted, owed));
+    }
+    if timed_out {
+        return Ok((ExecEnd::TimedOut, owed));
+    }
+    Ok((ExecEnd::Exited(exit.flatten()), owed))
+}
+
+async fn pump(pipe: &mut (impl tokio::io::AsyncRead + Unpin), tx: mpsc::Sender<Vec<u8>>) {
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match pipe.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => {
+                if tx.send(buf[..n].to_vec()).await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}

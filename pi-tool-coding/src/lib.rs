@@ -1,0 +1,497 @@
+//! Pi 0.85.0's built-in coding tools — `read`, `bash`, `edit`, `write`, `grep`, `find` and
+//! `ls` — as a [pi-tool](pi_tool) tool pack: the example of a published pack.
+//!
+//! ```no_run
+//! use pi_tool::context::ExtensionContext;
+//! use pi_tool::{AbortSignal, OnUpdate, ToolInvocation, json};
+//!
+//! # async fn demo() -> Result<(), pi_tool::ToolError> {
+//! // The seven tools, with Pi's names, schemas, descriptions and prompt lines.
+//! let pack = pi_tool_coding::pack();
+//! assert_eq!(pack.names().collect::<Vec<_>>(), ["read", "bash", "edit", "write", "grep", "find", "ls"]);
+//!
+//! // Paths resolve against the call's context (Pi's `ctx.cwd`).
+//! let read = pack.get("read").expect("read is in the pack");
+//! let args = json!({"path": "Cargo.toml", "limit": 3});
+//! let args = read.check_arguments(&args)?; // Pi's coercion and validation
+//! let call = ToolInvocation::new("call_1", &*args, AbortSignal::never(), OnUpdate::none())
+//!     .with_context(ExtensionContext::builder(".").build());
+//! let result = read.execute(call).await?;
+//! println!("{}", result.text_content());
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # What each tool does
+//!
+//! Each tool is Pi's, ported: the same parameters (the same JSON schema), label,
+//! description, prompt snippet and guidelines; the same output texts, truncation limits
+//! and notes (2000 lines or 50 KB, the "Use offset=N to continue" hints); the same
+//! `details`; the same error texts, down to Node's `ENOENT: no such file or directory,
+//! access '…'`. `conformance/pi-tools/` holds Pi's recordings of 76 scenarios, and the
+//! `pi-tool-conformance` test compares our output with them byte for byte.
+//!
+//! | tool | effect | what it does |
+//! | --- | --- | --- |
+//! | `read` | read-only | a text file's lines (`offset`/`limit`), or an image (JPEG, PNG, GIF, WebP; BMP converted to PNG), resized to 2000×2000 |
+//! | `bash` | destructive | a `bash -c` command in its own process group: output streamed as progress (at most one update per 100 ms), the last 2000 lines / 50 KB kept, the whole output in `$TMPDIR/pi-bash-*.log` when cut, `timeout` in seconds, the group killed on abort |
+//! | `edit` | destructive | exact replacements (`edits[]`), with Pi's fuzzy fallback (trailing white space, Unicode quotes, dashes and spaces), line endings and BOM kept, a numbered diff and a unified patch in `details` |
+//! | `write` | destructive | a whole file, parent directories created |
+//! | `grep` | read-only | ripgrep's own crates in process: `.gitignore` (inside a git work tree), `.ignore`, hidden files, `glob`, `ignoreCase`, `literal`, `context`, `limit` |
+//! | `find` | read-only | names matching a glob, as `fd` finds them for Pi (`.gitignore` applied, `/` after directories) |
+//! | `ls` | read-only | one directory, sorted as Pi sorts (ICU collation of the lower-cased names) |
+//!
+//! `write` and `edit` calls on one file run one after the other (Pi's mutation queue);
+//! a file is replaced through a temporary file and a rename, so an interrupted call never
+//! leaves half a file.
+//!
+//! # Options
+//!
+//! [`CodingTools::new`] with [`CodingOptions`] sets what Pi's `createTool(name, cwd,
+//! options)` sets: `autoResizeImages` for `read`, `commandPrefix` and `shellPath` for
+//! `bash`. [`pack`] is `CodingTools::new(CodingOptions::default()).pack()`.
+//!
+//! # Where the pack differs from Pi
+//!
+//! `docs/differences-from-pi.md` in the repository lists each difference and its test: a
+//! line cut by `grep` inside a surrogate pair ends in U+FFFD (JavaScript keeps a lone
+//! surrogate), resized images are encoded by the `image` crate (same sizes, other bytes),
+//! files are replaced rather than rewritten in place, and `bash` exposes no `PI_*` session
+//! variables (a pack does not know the session's id).
+
+mod bash;
+mod diff;
+mod edit;
+mod find;
+mod grep;
+mod image;
+mod js;
+mod ls;
+mod output;
+mod paths;
+mod queue;
+mod read;
+mod shape;
+mod truncate;
+mod write;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use pi_tool::context::ExtensionContext;
+use pi_tool::pack::{ToolOwner, ToolPack};
+use pi_tool::{
+    AbortSignal, AgentToolResult, Content, IntoAgentTool, OnUpdate, ToolError, pi_tools,
+};
+
+pub use bash::{BashDetails, BashParams};
+pub use edit::{EditDetails, EditItem, EditParams};
+pub use find::{FindDetails, FindParams};
+pub use grep::{GrepDetails, GrepParams};
+pub use ls::{LsDetails, LsParams};
+pub use paths::resolve_to_cwd;
+pub use read::{ReadDetails, ReadParams};
+pub use truncate::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, GREP_MAX_LINE_LENGTH, Truncation};
+pub use write::WriteParams;
+
+/// The options Pi's `createTool(name, cwd, options)` takes, for the JSON-serialisable
+/// part (no custom `operations` or `spawnHook`).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct CodingOptions {
+    /// `read`: resize images to at most 2000×2000 pixels and 4.5 MB (Pi's
+    /// `autoResizeImages`, default `true`).
+    pub auto_resize_images: bool,
+    /// `bash`: a line run before every command (Pi's `commandPrefix`).
+    pub command_prefix: Option<String>,
+    /// `bash`: the shell to run instead of `/bin/bash` (Pi's `shellPath`).
+    pub shell_path: Option<PathBuf>,
+    /// `bash`: the agent directory whose `bin` goes first on `PATH` (Pi's
+    /// `PI_CODING_AGENT_DIR`, default `~/.pi/agent`); `None` reads the environment at
+    /// each call.
+    pub agent_dir: Option<PathBuf>,
+}
+
+impl Default for CodingOptions {
+    fn default() -> Self {
+        CodingOptions {
+            auto_resize_images: true,
+            command_prefix: None,
+            shell_path: None,
+            agent_dir: None,
+        }
+    }
+}
+
+impl CodingOptions {
+    /// Sets [`auto_resize_images`](Self::auto_resize_images).
+    #[must_use]
+    pub fn auto_resize_images(mut self, on: bool) -> Self {
+        self.auto_resize_images = on;
+        self
+    }
+
+    /// Sets [`command_prefix`](Self::command_prefix).
+    #[must_use]
+    pub fn command_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.command_prefix = Some(prefix.into());
+        self
+    }
+
+    /// Sets [`shell_path`](Self::shell_path).
+    #[must_use]
+    pub fn shell_path(mut self, shell: impl Into<PathBuf>) -> Self {
+        self.shell_path = Some(shell.into());
+        self
+    }
+
+    /// Sets [`agent_dir`](Self::agent_dir).
+    #[must_use]
+    pub fn agent_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.agent_dir = Some(dir.into());
+        self
+    }
+}
+
+/// The coding tools sharing one set of [`CodingOptions`].
+#[derive(Debug, Default)]
+pub struct CodingTools {
+    options: CodingOptions,
+}
+
+async fn blocking<T: Send + 'static>(
+    signal: &AbortSignal,
+    f: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
+) -> Result<T, ToolError> {
+    // Pi's read-only tools reject as soon as the signal fires, whatever the file system
+    // is doing; the blocking work then finishes unobserved.
+    let task = tokio::task::spawn_blocking(f);
+    tokio::select! {
+        joined = task => joined.map_err(|e| ToolError::new(format!("Tool task failed: {e}")))?,
+        () = signal.token().cancelled() => Err(ToolError::new("Operation aborted")),
+    }
+}
+
+fn aborted() -> ToolError {
+    ToolError::new("Operation aborted")
+}
+
+#[pi_tools]
+impl CodingTools {
+    /// Read the contents of a file. Supports text files and images (jpg, png, gif, webp, bmp). Images are sent as attachments. For text files, output is truncated to 2000 lines or 50KB (whichever is hit first). Use offset/limit for large files. When you need the full file, continue with offset until complete.
+    #[pi_tool(
+        name = "read",
+        label = "read",
+        prompt_snippet = "Read file contents",
+        prompt_guidelines = ["Use read to examine files instead of cat or sed."],
+        read_only
+    )]
+    pub async fn read(
+        &self,
+        params: ReadParams,
+        signal: AbortSignal,
+        ctx: ExtensionContext,
+    ) -> Result<AgentToolResult<Option<ReadDetails>>, ToolError> {
+        if signal.is_aborted() {
+            return Err(aborted());
+        }
+        let auto_resize = self.options.auto_resize_images;
+        let cwd = ctx.cwd().to_path_buf();
+        let out = blocking(&signal, move || {
+            let absolute = paths::resolve_read_path(&params.path, &cwd);
+            read::read_blocking(
+                &params.path,
+                &absolute,
+                params.offset,
+                params.limit,
+                auto_resize,
+            )
+        })
+        .await?;
+        Ok(AgentToolResult::new(out.content, out.details))
+    }
+
+    /// Execute a bash command in the current working directory. Returns stdout and stderr. Output is truncated to last 2000 lines or 50KB (whichever is hit first). If truncated, full output is saved to a temp file. Optionally provide a timeout in seconds.
+    #[pi_tool(
+        name = "bash",
+        label = "bash",
+        prompt_snippet = "Execute bash commands (ls, grep, find, etc.)",
+        prompt_guidelines = ["You can inspect PI_* environment variables for current model and session details."],
+        destructive
+    )]
+    pub async fn bash(
+        &self,
+        params: BashParams,
+        signal: AbortSignal,
+        on_update: OnUpdate<Option<BashDetails>>,
+        ctx: ExtensionContext,
+    ) -> Result<AgentToolResult<Option<BashDetails>>, ToolError> {
+        let config = bash::ShellConfig {
+            command_prefix: self.options.command_prefix.as_deref(),
+            shell: self.options.shell_path.as_deref(),
+            agent_dir: self.options.agent_dir.as_deref(),
+        };
+        bash::run(params, ctx.cwd(), config, signal, on_update).await
+    }
+
+    /// Edit a single file using exact text replacement. Every edits[].oldText must match a unique, non-overlapping region of the original file. If two changes affect the same block or nearby lines, merge them into one edit instead of emitting overlapping edits. Do not include large unchanged regions just to connect distant changes.
+    #[pi_tool(
+        name = "edit",
+        label = "edit",
+        prompt_snippet = "Make precise file edits with exact text replacement, including multiple disjoint edits in one call",
+        prompt_guidelines = [
+            "Use edit for precise changes (edits[].oldText must match exactly)",
+            "When changing multiple separate locations in one file, use one edit call with multiple entries in edits[] instead of multiple edit calls",
+            "Each edits[].oldText is matched against the original file, not after earlier edits are applied. Do not emit overlapping or nested edits. Merge nearby changes into one edit.",
+            "Keep edits[].oldText as small as possible while still being unique in the file. Do not pad with large unchanged regions."
+        ],
+        destructive
+    )]
+    pub async fn edit(
+        &self,
+        params: EditParams,
+        signal: AbortSignal,
+        ctx: ExtensionContext,
+    ) -> Result<AgentToolResult<EditDetails>, ToolError> {
+        if params.edits.is_empty() {
+            return Err(ToolError::new(
+                "Edit tool input is invalid. edits must contain at least one replacement.",
+            ));
+        }
+        let absolute = paths::resolve_to_cwd(&params.path, ctx.cwd());
+        let key = absolute.clone();
+        queue::with_file_mutation_queue(&key, async move {
+            if signal.is_aborted() {
+                return Err(aborted());
+            }
+            let signal_in = signal.clone();
+            // One blocking step, run to its end even if the caller stops waiting: the
+            // queue stays held until the file is settled.
+            let task =
+                tokio::task::spawn_blocking(move || -> Result<(String, EditDetails), ToolError> {
+                    let path = &params.path;
+                    if path.contains('\0') {
+                        return Err(ToolError::new(format!(
+                            "Could not edit file: {path}. Error code: ERR_INVALID_ARG_VALUE."
+                        )));
+                    }
+                    if let Err(e) = read::access(&absolute, libc::R_OK | libc::W_OK) {
+                        if signal_in.is_aborted() {
+                            return Err(aborted());
+                        }
+                        return Err(ToolError::new(format!(
+                            "Could not edit file: {path}. Error code: {}.",
+                            js::error_code(&e)
+                        )));
+                    }
+                    let bytes = std::fs::read(&absolute).map_err(|e| {
+                        let eisdir = e.raw_os_error() == Some(libc::EISDIR);
+                        ToolError::new(js::fs_error(
+                            &e,
+                            if eisdir { "read" } else { "open" },
+                            (!eisdir).then_some(absolute.as_path()),
+                        ))
+                    })?;
+                    if signal_in.is_aborted() {
+                        return Err(aborted());
+                    }
+                    let raw = String::from_utf8_lossy(&bytes);
+                    let (bom, content) = match raw.strip_prefix('\u{FEFF}') {
+                        Some(rest) => ("\u{FEFF}", rest),
+                        None => ("", &*raw),
+                    };
+                    let ending = edit::detect_line_ending(content);
+                    let normalized = edit::normalize_to_lf(content);
+                    let new_content = edit::apply_edits(&normalized, &params.edits, path)?;
+                    if signal_in.is_aborted() {
+                        return Err(aborted());
+                    }
+                    let restored = if ending == "\r\n" {
+                        new_content.replace('\n', "\r\n")
+                    } else {
+                        new_content.clone()
+                    };
+                    write::replace_file(&absolute, format!("{bom}{restored}").as_bytes())?;
+                    if signal_in.is_aborted() {
+                        return Err(aborted());
+                    }
+                    let message = format!(
+                        "Successfully replaced {} block(s) in {path}.",
+                        params.edits.len()
+                    );
+                    Ok((message, edit::details(path, &normalized, &new_content)))
+                });
+            let (message, details) = task
+                .await
+                .map_err(|e| ToolError::new(format!("Tool task failed: {e}")))??;
+            Ok(AgentToolResult::new(vec![Content::text(message)], details))
+        })
+        .await
+    }
+
+    /// Write content to a file. Creates the file if it doesn't exist, overwrites if it does. Automatically creates parent directories.
+    #[pi_tool(
+        name = "write",
+        label = "write",
+        prompt_snippet = "Create or overwrite files",
+        prompt_guidelines = ["Use write only for new files or complete rewrites."],
+        destructive
+    )]
+    pub async fn write(
+        &self,
+        params: WriteParams,
+        signal: AbortSignal,
+        ctx: ExtensionContext,
+    ) -> Result<AgentToolResult<Option<()>>, ToolError> {
+        let absolute = paths::resolve_to_cwd(&params.path, ctx.cwd());
+        let key = absolute.clone();
+        queue::with_file_mutation_queue(&key, async move {
+            if signal.is_aborted() {
+                return Err(aborted());
+            }
+            let signal_in = signal.clone();
+            let path = params.path.clone();
+            let task = tokio::task::spawn_blocking(move || -> Result<(), ToolError> {
+                if params.path.contains('\0') {
+                    return Err(ToolError::new(js::nul_path_error(
+                        &absolute.to_string_lossy(),
+                    )));
+                }
+                if let Some(dir) = absolute.parent() {
+                    write::mkdir_recursive(dir)?;
+                }
+                if signal_in.is_aborted() {
+                    return Err(aborted());
+                }
+                write::replace_file(&absolute, params.content.as_bytes())
+            });
+            task.await
+                .map_err(|e| ToolError::new(format!("Tool task failed: {e}")))??;
+            if signal.is_aborted() {
+                return Err(aborted());
+            }
+            Ok(AgentToolResult::new(
+                vec![Content::text(format!("Successfully wrote to {path}"))],
+                None,
+            ))
+        })
+        .await
+    }
+
+    /// Search file contents for a pattern. Returns matching lines with file paths and line numbers. Respects .gitignore. Output is truncated to 100 matches or 50KB (whichever is hit first). Long lines are truncated to 500 chars.
+    #[pi_tool(
+        name = "grep",
+        label = "grep",
+        prompt_snippet = "Search file contents for patterns (respects .gitignore)",
+        read_only
+    )]
+    pub async fn grep(
+        &self,
+        params: GrepParams,
+        signal: AbortSignal,
+        ctx: ExtensionContext,
+    ) -> Result<AgentToolResult<Option<GrepDetails>>, ToolError> {
+        if signal.is_aborted() {
+            return Err(aborted());
+        }
+        let cwd = ctx.cwd().to_path_buf();
+        let inner = signal.clone();
+        let (text, details) =
+            blocking(&signal, move || grep::run_blocking(&params, &cwd, &inner)).await?;
+        Ok(AgentToolResult::new(vec![Content::text(text)], details))
+    }
+
+    /// Search for files by glob pattern. Returns matching file paths relative to the search directory. Respects .gitignore. Output is truncated to 1000 results or 50KB (whichever is hit first).
+    #[pi_tool(
+        name = "find",
+        label = "find",
+        prompt_snippet = "Find files by glob pattern (respects .gitignore)",
+        read_only
+    )]
+    pub async fn find(
+        &self,
+        params: FindParams,
+        signal: AbortSignal,
+        ctx: ExtensionContext,
+    ) -> Result<AgentToolResult<Option<FindDetails>>, ToolError> {
+        if signal.is_aborted() {
+            return Err(aborted());
+        }
+        let cwd = ctx.cwd().to_path_buf();
+        let inner = signal.clone();
+        let (text, details) =
+            blocking(&signal, move || find::run_blocking(&params, &cwd, &inner)).await?;
+        Ok(AgentToolResult::new(vec![Content::text(text)], details))
+    }
+
+    /// List directory contents. Returns entries sorted alphabetically, with '/' suffix for directories. Includes dotfiles. Output is truncated to 500 entries or 50KB (whichever is hit first).
+    #[pi_tool(
+        name = "ls",
+        label = "ls",
+        prompt_snippet = "List directory contents",
+        read_only
+    )]
+    pub async fn ls(
+        &self,
+        params: LsParams,
+        signal: AbortSignal,
+        ctx: ExtensionContext,
+    ) -> Result<AgentToolResult<Option<LsDetails>>, ToolError> {
+        if signal.is_aborted() {
+            return Err(aborted());
+        }
+        let cwd = ctx.cwd().to_path_buf();
+        let inner = signal.clone();
+        let (text, details) =
+            blocking(&signal, move || ls::run_blocking(&params, &cwd, &inner)).await?;
+        Ok(AgentToolResult::new(vec![Content::text(text)], details))
+    }
+}
+
+impl CodingTools {
+    /// The tools with these options.
+    pub fn new(options: CodingOptions) -> Self {
+        CodingTools { options }
+    }
+
+    /// The options.
+    pub fn options(&self) -> &CodingOptions {
+        &self.options
+    }
+
+    /// The seven tools as a pack, in the order Pi registers them (`read`, `bash`,
+    /// `edit`, `write`, `grep`, `find`, `ls`). Each call's paths resolve against the
+    /// context the host passes (a session's cwd); a host without one gets
+    /// [`ExtensionContext::detached`] (the process's directory): use
+    /// [`ToolPack::tools_with_context`] to choose the directory.
+    pub fn pack(self: &Arc<Self>) -> ToolPack {
+        let owner = ToolOwner::module(env!("CARGO_PKG_NAME"), module_path!());
+        let tools = [
+            shape::pi_shaped(self.read_tool().into_agent_tool(), false),
+            shape::pi_shaped(self.bash_tool().into_agent_tool(), false),
+            shape::pi_shaped(self.edit_tool().into_agent_tool(), true),
+            shape::pi_shaped(self.write_tool().into_agent_tool(), false),
+            shape::pi_shaped(self.grep_tool().into_agent_tool(), false),
+            shape::pi_shaped(self.find_tool().into_agent_tool(), false),
+            shape::pi_shaped(self.ls_tool().into_agent_tool(), false),
+        ];
+        let mut pack = ToolPack::new();
+        for tool in tools {
+            // Seven distinct, valid names: a push cannot fail.
+            if let Err(error) = pack.push(owner.clone(), tool) {
+                debug_assert!(false, "{error}");
+            }
+        }
+        pack
+    }
+}
+
+/// Pi's seven coding tools with the default options.
+pub fn pack() -> ToolPack {
+    Arc::new(CodingTools::default()).pack()
+}
+
+/// The names of the tools Pi activates by default (`createCodingToolDefinitions`).
+pub const CODING_TOOL_NAMES: [&str; 4] = ["read", "bash", "edit", "write"];
+/// The names of the read-only tools (`createReadOnlyToolDefinitions`).
+pub const READ_ONLY_TOOL_NAMES: [&str; 4] = ["read", "grep", "find", "ls"];
