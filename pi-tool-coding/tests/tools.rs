@@ -8,13 +8,16 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use pi_tool::context::ExtensionContext;
-use pi_tool::{AbortController, AbortSignal, JsonToolResult, OnUpdate, ToolError, ToolInvocation, Value, json};
+use pi_tool::{
+    AbortController, AbortSignal, JsonToolResult, OnUpdate, ToolError, ToolInvocation, Value, json,
+};
 
 struct Dir(PathBuf);
 
 impl Dir {
     fn new(name: &str) -> Dir {
-        let path = std::env::temp_dir().join(format!("pi-tool-coding-{name}-{}", std::process::id()));
+        let path =
+            std::env::temp_dir().join(format!("pi-tool-coding-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&path);
         std::fs::create_dir_all(&path).unwrap();
         Dir(std::fs::canonicalize(path).unwrap())
@@ -27,7 +30,13 @@ impl Drop for Dir {
     }
 }
 
-async fn call_with(tool: &str, args: Value, cwd: &Path, signal: AbortSignal, updates: Option<Arc<Mutex<Vec<JsonToolResult>>>>) -> Result<JsonToolResult, ToolError> {
+async fn call_with(
+    tool: &str,
+    args: Value,
+    cwd: &Path,
+    signal: AbortSignal,
+    updates: Option<Arc<Mutex<Vec<JsonToolResult>>>>,
+) -> Result<JsonToolResult, ToolError> {
     let pack = pi_tool_coding::pack();
     let tool = pack.get(tool).expect("tool");
     let args = tool.check_arguments(&args)?.into_owned();
@@ -35,7 +44,8 @@ async fn call_with(tool: &str, args: Value, cwd: &Path, signal: AbortSignal, upd
         Some(sink) => OnUpdate::new(move |u| sink.lock().unwrap().push(u)),
         None => OnUpdate::none(),
     };
-    let call = ToolInvocation::new("t", &args, signal, on_update).with_context(ExtensionContext::builder(cwd).build());
+    let call = ToolInvocation::new("t", &args, signal, on_update)
+        .with_context(ExtensionContext::builder(cwd).build());
     tool.execute(call).await
 }
 
@@ -50,24 +60,63 @@ fn text(r: &JsonToolResult) -> String {
 #[tokio::test]
 async fn a_path_with_nul_is_a_clear_error() {
     let dir = Dir::new("nul");
-    let err = call("read", json!({"path": "a\u{0}b"}), &dir.0).await.unwrap_err();
-    assert!(err.message().contains("without null bytes"), "{}", err.message());
-    let err = call("write", json!({"path": "a\u{0}b", "content": "x"}), &dir.0).await.unwrap_err();
-    assert!(err.message().contains("without null bytes"), "{}", err.message());
-    let err = call("edit", json!({"path": "a\u{0}b", "edits": [{"oldText": "a", "newText": "b"}]}), &dir.0).await.unwrap_err();
-    assert_eq!(err.message(), "Could not edit file: a\u{0}b. Error code: ERR_INVALID_ARG_VALUE.");
-    assert_eq!(std::fs::read_dir(&dir.0).unwrap().count(), 0, "nothing written");
+    let err = call("read", json!({"path": "a\u{0}b"}), &dir.0)
+        .await
+        .unwrap_err();
+    assert!(
+        err.message().contains("without null bytes"),
+        "{}",
+        err.message()
+    );
+    let err = call("write", json!({"path": "a\u{0}b", "content": "x"}), &dir.0)
+        .await
+        .unwrap_err();
+    assert!(
+        err.message().contains("without null bytes"),
+        "{}",
+        err.message()
+    );
+    let err = call(
+        "edit",
+        json!({"path": "a\u{0}b", "edits": [{"oldText": "a", "newText": "b"}]}),
+        &dir.0,
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(
+        err.message(),
+        "Could not edit file: a\u{0}b. Error code: ERR_INVALID_ARG_VALUE."
+    );
+    assert_eq!(
+        std::fs::read_dir(&dir.0).unwrap().count(),
+        0,
+        "nothing written"
+    );
 }
 
 #[tokio::test]
 async fn very_long_paths_are_node_errors() {
     let dir = Dir::new("long");
     let name = "a".repeat(300);
-    let err = call("read", json!({"path": name}), &dir.0).await.unwrap_err();
-    assert!(err.message().starts_with("ENAMETOOLONG: name too long, access '"), "{}", err.message());
+    let err = call("read", json!({"path": name}), &dir.0)
+        .await
+        .unwrap_err();
+    assert!(
+        err.message()
+            .starts_with("ENAMETOOLONG: name too long, access '"),
+        "{}",
+        err.message()
+    );
     let deep = "d/".repeat(3000) + "f.txt";
-    let err = call("write", json!({"path": deep, "content": "x"}), &dir.0).await.unwrap_err();
-    assert!(err.message().starts_with("ENAMETOOLONG: name too long, mkdir '"), "{}", err.message());
+    let err = call("write", json!({"path": deep, "content": "x"}), &dir.0)
+        .await
+        .unwrap_err();
+    assert!(
+        err.message()
+            .starts_with("ENAMETOOLONG: name too long, mkdir '"),
+        "{}",
+        err.message()
+    );
 }
 
 #[tokio::test]
@@ -76,10 +125,19 @@ async fn symlink_loops_are_errors_and_walks_skip_them() {
     symlink("loop2", dir.0.join("loop1")).unwrap();
     symlink("loop1", dir.0.join("loop2")).unwrap();
     std::fs::write(dir.0.join("f.txt"), "needle\n").unwrap();
-    let err = call("read", json!({"path": "loop1"}), &dir.0).await.unwrap_err();
+    let err = call("read", json!({"path": "loop1"}), &dir.0)
+        .await
+        .unwrap_err();
     // Node's `access` finds no file behind a loop: existence checks fail first.
-    assert!(err.message().starts_with("ELOOP: too many symbolic links encountered, access"), "{}", err.message());
-    let found = call("grep", json!({"pattern": "needle"}), &dir.0).await.unwrap();
+    assert!(
+        err.message()
+            .starts_with("ELOOP: too many symbolic links encountered, access"),
+        "{}",
+        err.message()
+    );
+    let found = call("grep", json!({"pattern": "needle"}), &dir.0)
+        .await
+        .unwrap();
     assert_eq!(text(&found), "f.txt:1: needle");
     let listed = call("ls", json!({}), &dir.0).await.unwrap();
     assert_eq!(text(&listed), "f.txt");
@@ -91,9 +149,13 @@ async fn symlink_loops_are_errors_and_walks_skip_them() {
 async fn binary_files_read_as_text_and_are_skipped_by_grep_walks() {
     let dir = Dir::new("binary");
     std::fs::write(dir.0.join("b.bin"), b"needle\x00\xff\xfe\n").unwrap();
-    let read = call("read", json!({"path": "b.bin"}), &dir.0).await.unwrap();
+    let read = call("read", json!({"path": "b.bin"}), &dir.0)
+        .await
+        .unwrap();
     assert_eq!(text(&read), "needle\u{0}\u{FFFD}\u{FFFD}\n");
-    let grep = call("grep", json!({"pattern": "needle"}), &dir.0).await.unwrap();
+    let grep = call("grep", json!({"pattern": "needle"}), &dir.0)
+        .await
+        .unwrap();
     assert_eq!(text(&grep), "No matches found");
 }
 
@@ -101,12 +163,25 @@ async fn binary_files_read_as_text_and_are_skipped_by_grep_walks() {
 async fn bash_returns_when_the_shell_exits_though_a_background_child_holds_its_pipes() {
     let dir = Dir::new("bg");
     let started = Instant::now();
-    let result = call("bash", json!({"command": "sleep 30 & echo $! > pid; echo done"}), &dir.0).await.unwrap();
+    let result = call(
+        "bash",
+        json!({"command": "sleep 30 & echo $! > pid; echo done"}),
+        &dir.0,
+    )
+    .await
+    .unwrap();
     assert_eq!(text(&result), "done\n");
-    assert!(started.elapsed() < Duration::from_secs(5), "the call waited for the background child");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the call waited for the background child"
+    );
     // As in Pi, a child started in the background is the command's business and keeps
     // running; it is in the shell's process group, which an abort would have killed.
-    let pid: i32 = std::fs::read_to_string(dir.0.join("pid")).unwrap().trim().parse().unwrap();
+    let pid: i32 = std::fs::read_to_string(dir.0.join("pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     // SAFETY: signal 0 only checks the process exists; SIGKILL ends the test's child.
     unsafe {
         assert_eq!(libc::kill(pid, 0), 0);
@@ -121,7 +196,14 @@ async fn bash_abort_kills_the_whole_process_group() {
     let signal = controller.signal();
     let cwd = dir.0.clone();
     let task = tokio::spawn(async move {
-        call_with("bash", json!({"command": "sleep 30 & echo $! > pid; wait"}), &cwd, signal, None).await
+        call_with(
+            "bash",
+            json!({"command": "sleep 30 & echo $! > pid; wait"}),
+            &cwd,
+            signal,
+            None,
+        )
+        .await
     });
     let pid_file = dir.0.join("pid");
     for _ in 0..100 {
@@ -133,7 +215,11 @@ async fn bash_abort_kills_the_whole_process_group() {
     controller.abort();
     let err = task.await.unwrap().unwrap_err();
     assert_eq!(err.message(), "Command aborted");
-    let pid: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     let mut gone = false;
     for _ in 0..100 {
         // SAFETY: signal 0 only checks the process exists.
@@ -162,9 +248,18 @@ async fn bash_hides_the_session_variables() {
 async fn edit_with_empty_old_text_changes_nothing() {
     let dir = Dir::new("empty-old");
     std::fs::write(dir.0.join("f.txt"), "abc\n").unwrap();
-    let err = call("edit", json!({"path": "f.txt", "edits": [{"oldText": "", "newText": "x"}]}), &dir.0).await.unwrap_err();
+    let err = call(
+        "edit",
+        json!({"path": "f.txt", "edits": [{"oldText": "", "newText": "x"}]}),
+        &dir.0,
+    )
+    .await
+    .unwrap_err();
     assert_eq!(err.message(), "oldText must not be empty in f.txt.");
-    assert_eq!(std::fs::read_to_string(dir.0.join("f.txt")).unwrap(), "abc\n");
+    assert_eq!(
+        std::fs::read_to_string(dir.0.join("f.txt")).unwrap(),
+        "abc\n"
+    );
 }
 
 #[tokio::test]
@@ -173,11 +268,15 @@ async fn catastrophic_patterns_are_bounded() {
     std::fs::write(dir.0.join("f.txt"), "a".repeat(10_000) + "\n").unwrap();
     // Backtracking engines take exponential time here; ripgrep's regex is linear.
     let started = Instant::now();
-    let result = call("grep", json!({"pattern": "(a*)*b"}), &dir.0).await.unwrap();
+    let result = call("grep", json!({"pattern": "(a*)*b"}), &dir.0)
+        .await
+        .unwrap();
     assert_eq!(text(&result), "No matches found");
     assert!(started.elapsed() < Duration::from_secs(10));
     // A pattern whose automaton would be huge is refused, not built.
-    let err = call("grep", json!({"pattern": "(\\w{1000}){1000}"}), &dir.0).await.unwrap_err();
+    let err = call("grep", json!({"pattern": "(\\w{1000}){1000}"}), &dir.0)
+        .await
+        .unwrap_err();
     assert!(err.message().starts_with("rg: "), "{}", err.message());
 }
 
@@ -191,8 +290,14 @@ async fn huge_directories_keep_the_limits() {
     let listed = call("ls", json!({}), &dir.0).await.unwrap();
     let t = text(&listed);
     assert_eq!(t.lines().filter(|l| l.starts_with('f')).count(), 500);
-    assert!(t.ends_with("[500 entries limit reached. Use limit=1000 for more]"), "{}", &t[t.len() - 80..]);
-    let found = call("find", json!({"pattern": "*.txt"}), &dir.0).await.unwrap();
+    assert!(
+        t.ends_with("[500 entries limit reached. Use limit=1000 for more]"),
+        "{}",
+        &t[t.len() - 80..]
+    );
+    let found = call("find", json!({"pattern": "*.txt"}), &dir.0)
+        .await
+        .unwrap();
     let t = text(&found);
     assert_eq!(t.lines().filter(|l| l.starts_with('f')).count(), 1000);
     // The first thousand in path order: deterministic, where fd's pick is not (§22).
@@ -204,17 +309,51 @@ async fn huge_directories_keep_the_limits() {
 async fn files_are_replaced_whole_through_links_keeping_their_mode() {
     let dir = Dir::new("replace");
     std::fs::write(dir.0.join("target.txt"), "old\n").unwrap();
-    std::fs::set_permissions(dir.0.join("target.txt"), std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::set_permissions(
+        dir.0.join("target.txt"),
+        std::fs::Permissions::from_mode(0o600),
+    )
+    .unwrap();
     symlink("target.txt", dir.0.join("link.txt")).unwrap();
-    call("write", json!({"path": "link.txt", "content": "new\n"}), &dir.0).await.unwrap();
-    assert!(std::fs::symlink_metadata(dir.0.join("link.txt")).unwrap().file_type().is_symlink());
-    assert_eq!(std::fs::read_to_string(dir.0.join("target.txt")).unwrap(), "new\n");
-    let mode = std::fs::metadata(dir.0.join("target.txt")).unwrap().permissions().mode() & 0o777;
+    call(
+        "write",
+        json!({"path": "link.txt", "content": "new\n"}),
+        &dir.0,
+    )
+    .await
+    .unwrap();
+    assert!(
+        std::fs::symlink_metadata(dir.0.join("link.txt"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.0.join("target.txt")).unwrap(),
+        "new\n"
+    );
+    let mode = std::fs::metadata(dir.0.join("target.txt"))
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
     assert_eq!(mode, 0o600);
-    call("edit", json!({"path": "link.txt", "edits": [{"oldText": "new", "newText": "newer"}]}), &dir.0).await.unwrap();
-    assert_eq!(std::fs::read_to_string(dir.0.join("target.txt")).unwrap(), "newer\n");
+    call(
+        "edit",
+        json!({"path": "link.txt", "edits": [{"oldText": "new", "newText": "newer"}]}),
+        &dir.0,
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(dir.0.join("target.txt")).unwrap(),
+        "newer\n"
+    );
     // No temporary file is left next to the target.
-    let names: Vec<String> = std::fs::read_dir(&dir.0).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let names: Vec<String> = std::fs::read_dir(&dir.0)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
     assert_eq!(names.len(), 2, "{names:?}");
 }
 
@@ -227,7 +366,9 @@ async fn an_abandoned_write_leaves_the_old_file_or_the_new_one() {
     for delay in [0u64, 1, 2, 5] {
         let cwd = dir.0.clone();
         let content = new.clone();
-        let task = tokio::spawn(async move { call("write", json!({"path": "f.txt", "content": content}), &cwd).await });
+        let task = tokio::spawn(async move {
+            call("write", json!({"path": "f.txt", "content": content}), &cwd).await
+        });
         tokio::time::sleep(Duration::from_millis(delay)).await;
         task.abort();
         let _ = task.await;
