@@ -159,6 +159,24 @@ fn every_pi_tools_scenario_matches_pi() {
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
+/// Runs one scenario file on its own and returns its output.
+fn rerun_alone(scenario: &Path, out: &Path) -> Option<String> {
+    let alone = out.join("alone");
+    let _ = std::fs::remove_dir_all(&alone);
+    std::fs::create_dir_all(alone.join("in")).ok()?;
+    let name = scenario.file_name()?;
+    std::fs::copy(scenario, alone.join("in").join(name)).ok()?;
+    let status = Command::new(env!("CARGO_BIN_EXE_pi-tool-conformance"))
+        .arg("--pi-tools")
+        .arg(alone.join("in"))
+        .arg("--out")
+        .arg(alone.join("out"))
+        .status()
+        .ok()?;
+    status.success().then_some(())?;
+    std::fs::read_to_string(alone.join("out").join(name)).ok()
+}
+
 fn first_difference(ours: &str, pis: &str) -> String {
     for (i, (a, b)) in ours.lines().zip(pis.lines()).enumerate() {
         if a != b {

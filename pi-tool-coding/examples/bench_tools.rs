@@ -32,7 +32,10 @@ async fn main() -> Result<(), String> {
     let args: Value = serde_json::from_str(json).map_err(|e| format!("args: {e}"))?;
     let pack = pi_tool_coding::pack();
     let tool = pack.get(tool).ok_or("no such tool")?;
-    let args = tool.check_arguments(&args).map_err(|e| e.to_string())?.into_owned();
+    let args = tool
+        .check_arguments(&args)
+        .map_err(|e| e.to_string())?
+        .into_owned();
     let mut first = None;
     let started = Instant::now();
     for _ in 0..iterations {

@@ -1,23 +1,27 @@
 //! Pi 0.85.0's built-in coding tools — `read`, `bash`, `edit`, `write`, `grep`, `find` and
 //! `ls` — as a [pi-tool](pi_tool) tool pack: the example of a published pack.
 //!
-//! ```no_run
+//! ```
 //! use pi_tool::context::ExtensionContext;
 //! use pi_tool::{AbortSignal, OnUpdate, ToolInvocation, json};
 //!
-//! # async fn demo() -> Result<(), pi_tool::ToolError> {
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! // The seven tools, with Pi's names, schemas, descriptions and prompt lines.
 //! let pack = pi_tool_coding::pack();
 //! assert_eq!(pack.names().collect::<Vec<_>>(), ["read", "bash", "edit", "write", "grep", "find", "ls"]);
 //!
-//! // Paths resolve against the call's context (Pi's `ctx.cwd`).
+//! // One call, as a host makes it: Pi's coercion and validation, then the tool, with the
+//! // paths resolved against the call's context (Pi's `ctx.cwd`).
 //! let read = pack.get("read").expect("read is in the pack");
-//! let args = json!({"path": "Cargo.toml", "limit": 3});
-//! let args = read.check_arguments(&args)?; // Pi's coercion and validation
+//! let args = json!({"path": "README.md", "limit": "1"}); // "1" becomes 1, as in Pi
+//! let args = read.check_arguments(&args).map_err(|e| e.message().to_owned())?;
 //! let call = ToolInvocation::new("call_1", &*args, AbortSignal::never(), OnUpdate::none())
-//!     .with_context(ExtensionContext::builder(".").build());
-//! let result = read.execute(call).await?;
-//! println!("{}", result.text_content());
+//!     .with_context(ExtensionContext::builder(env!("CARGO_MANIFEST_DIR")).build());
+//! let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+//! let result = runtime.block_on(read.execute(call)).map_err(|e| e.message().to_owned())?;
+//! let text = result.text_content();
+//! assert!(text.starts_with("# pi-tool-coding\n\n["));
+//! assert!(text.ends_with("more lines in file. Use offset=2 to continue.]"));
 //! # Ok(())
 //! # }
 //! ```
