@@ -131,10 +131,19 @@ fn every_pi_tools_scenario_matches_pi() {
             .and_then(|s| s.to_str())
             .unwrap_or_default()
             .to_owned();
-        let ours = std::fs::read_to_string(out.join(format!("{id}.json"))).unwrap_or_default();
+        let mut ours = std::fs::read_to_string(out.join(format!("{id}.json"))).unwrap_or_default();
         let pis = std::fs::read_to_string(dir.join("expected").join(format!("{id}.json")))
             .unwrap_or_default();
         let gap = KNOWN_GAPS.iter().find(|(g, _)| *g == id);
+        // A mismatch is re-run alone (twice at most), so that a burst of load on a shared
+        // machine is not reported as a difference: bash scenarios pause and abort on the
+        // clock, as Pi's recordings did.
+        for _ in 0..2 {
+            if ours == pis || gap.is_some() {
+                break;
+            }
+            ours = rerun_alone(scenario, &out).unwrap_or(ours);
+        }
         let same = ours == pis;
         let same_relaxed = same
             || (!pis.is_empty() && relaxed(&ours).is_some() && relaxed(&ours) == relaxed(&pis));
