@@ -4,12 +4,13 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
 
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::sinks::Bytes;
 use grep_searcher::{BinaryDetection, SearcherBuilder};
-use ignore::WalkBuilder;
 use ignore::overrides::OverrideBuilder;
+use ignore::{WalkBuilder, WalkState};
 use pi_tool::{AbortSignal, JsonSchema, ToolError};
 use serde::{Deserialize, Serialize};
 
@@ -77,13 +78,12 @@ struct Match {
     text: Option<String>,
 }
 
-fn build_walker(root: &Path, glob: Option<&str>) -> Result<ignore::Walk, ToolError> {
+fn walk_builder(root: &Path, glob: Option<&str>) -> Result<WalkBuilder, ToolError> {
     let mut builder = WalkBuilder::new(root);
     builder
         .hidden(false)
         .follow_links(false)
-        .add_custom_ignore_filename(".rgignore")
-        .sort_by_file_path(|a, b| a.cmp(b));
+        .add_custom_ignore_filename(".rgignore");
     if let Some(glob) = glob {
         // ripgrep roots its globs at its own working directory (Pi's process's), and Pi
         // always passes an absolute search path; the process's directory stands in.
@@ -97,7 +97,124 @@ fn build_walker(root: &Path, glob: Option<&str>) -> Result<ignore::Walk, ToolErr
             .map_err(|e| ToolError::new(format!("rg: {e}")))?;
         builder.overrides(overrides);
     }
-    Ok(builder.build())
+    Ok(builder)
+}
+
+/// Searches one file: its matching lines, at most `cap`, and the error that stopped it.
+fn search_file(
+    matcher: &grep_regex::RegexMatcher,
+    path: &Path,
+    explicit: bool,
+    cap: u64,
+    signal: &AbortSignal,
+) -> (Vec<Match>, Option<String>) {
+    // A file named by the caller is searched whole, NUL bytes and all (ripgrep prints its
+    // lines as they are); a file met in a directory walk is skipped at its first NUL
+    // (ripgrep's binary-file rule).
+    let mut searcher = SearcherBuilder::new()
+        .line_number(true)
+        .binary_detection(if explicit {
+            BinaryDetection::none()
+        } else {
+            BinaryDetection::quit(b'\0')
+        })
+        .build();
+    let mut found = Vec::new();
+    let result = searcher.search_path(
+        matcher,
+        path,
+        Bytes(|line_number, line| {
+            let text = std::str::from_utf8(line).ok().map(str::to_owned);
+            found.push(Match {
+                path: path.to_path_buf(),
+                line_number,
+                text,
+            });
+            Ok((found.len() as u64) < cap && !signal.is_aborted())
+        }),
+    );
+    let error = result.err().map(|e| format!("rg: {}: {e}", path.display()));
+    (found, error)
+}
+
+/// What a parallel search keeps: the files with matches, in path order, pruned to the
+/// first `cap` matches in that order, so memory stays bounded by the limit.
+#[derive(Default)]
+struct Collected {
+    files: std::collections::BTreeMap<PathBuf, Vec<Match>>,
+    total: u64,
+    errors: Vec<String>,
+}
+
+/// Walks a directory on several threads, as ripgrep does, and returns the first `cap`
+/// matches in path order (the order of Pi's `--sort=path` recordings), whether the cap
+/// was reached, and the errors met.
+fn search_tree(
+    root: &Path,
+    glob: Option<&str>,
+    matcher: &grep_regex::RegexMatcher,
+    cap: u64,
+    signal: &AbortSignal,
+) -> Result<(Vec<Match>, bool, Vec<String>), ToolError> {
+    let collected = Mutex::new(Collected::default());
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get().min(12));
+    walk_builder(root, glob)?
+        .threads(threads)
+        .build_parallel()
+        .run(|| {
+            let collected = &collected;
+            Box::new(move |entry| {
+                if signal.is_aborted() {
+                    return WalkState::Quit;
+                }
+                let entry = match entry {
+                    Ok(entry) => entry,
+                    Err(e) => {
+                        lock(collected).errors.push(format!("rg: {e}"));
+                        return WalkState::Continue;
+                    }
+                };
+                if !entry.file_type().is_some_and(|t| t.is_file()) {
+                    return WalkState::Continue;
+                }
+                let (found, error) =
+                    search_file(matcher, entry.path(), entry.depth() == 0, cap, signal);
+                let mut state = lock(collected);
+                if let Some(error) = error {
+                    state.errors.push(error);
+                }
+                if !found.is_empty() {
+                    state.total += found.len() as u64;
+                    state.files.insert(entry.path().to_path_buf(), found);
+                    // Files after the first `cap` matches can never be shown.
+                    while let Some((_, last)) = state.files.last_key_value() {
+                        let n = last.len() as u64;
+                        if state.total - n < cap {
+                            break;
+                        }
+                        state.total -= n;
+                        state.files.pop_last();
+                    }
+                }
+                WalkState::Continue
+            })
+        });
+    if signal.is_aborted() {
+        return Err(ToolError::new("Operation aborted"));
+    }
+    let state = collected
+        .into_inner()
+        .unwrap_or_else(PoisonError::into_inner);
+    let reached = state.total >= cap;
+    let mut matches: Vec<Match> = state.files.into_values().flatten().collect();
+    matches.truncate(usize::try_from(cap).unwrap_or(usize::MAX));
+    let mut errors = state.errors;
+    errors.sort();
+    Ok((matches, reached, errors))
+}
+
+fn lock(m: &Mutex<Collected>) -> std::sync::MutexGuard<'_, Collected> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Searches and formats, on a blocking thread.
@@ -133,69 +250,19 @@ pub(crate) fn run_blocking(
         .build_many(&[params.pattern.as_str()])
         .map_err(|e| ToolError::new(format!("rg: {e}")))?;
 
-    let mut matches: Vec<Match> = Vec::new();
-    let mut limit_reached = false;
-    let mut errors: Vec<String> = Vec::new();
-    let search =
-        |path: &Path, explicit: bool, matches: &mut Vec<Match>, errors: &mut Vec<String>| -> bool {
-            // A file named by the caller is searched whole, NUL bytes and all (ripgrep prints
-            // its lines as they are); a file met in a directory walk is skipped at its first
-            // NUL (ripgrep's binary-file rule).
-            let mut searcher = SearcherBuilder::new()
-                .line_number(true)
-                .binary_detection(if explicit {
-                    BinaryDetection::none()
-                } else {
-                    BinaryDetection::quit(b'\0')
-                })
-                .build();
-            let mut stop = false;
-            let result = searcher.search_path(
-                &matcher,
-                path,
-                Bytes(|line_number, line| {
-                    let text = std::str::from_utf8(line).ok().map(str::to_owned);
-                    matches.push(Match {
-                        path: path.to_path_buf(),
-                        line_number,
-                        text,
-                    });
-                    if matches.len() as u64 >= limit_count {
-                        stop = true;
-                        return Ok(false);
-                    }
-                    Ok(!signal.is_aborted())
-                }),
-            );
-            if let Err(e) = result {
-                errors.push(format!("rg: {}: {e}", path.display()));
-            }
-            stop
-        };
-    if is_directory {
-        for entry in build_walker(&search_path, params.glob.as_deref())? {
-            if signal.is_aborted() {
-                return Err(ToolError::new("Operation aborted"));
-            }
-            let entry = match entry {
-                Ok(entry) => entry,
-                Err(e) => {
-                    errors.push(format!("rg: {e}"));
-                    continue;
-                }
-            };
-            let explicit = entry.depth() == 0;
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                continue;
-            }
-            if search(entry.path(), explicit, &mut matches, &mut errors) {
-                limit_reached = true;
-                break;
-            }
-        }
-    } else if search(&search_path, true, &mut matches, &mut errors) {
-        limit_reached = true;
-    }
+    let (matches, limit_reached, errors) = if is_directory {
+        search_tree(
+            &search_path,
+            params.glob.as_deref(),
+            &matcher,
+            limit_count,
+            signal,
+        )?
+    } else {
+        let (found, error) = search_file(&matcher, &search_path, true, limit_count, signal);
+        let reached = found.len() as u64 >= limit_count;
+        (found, reached, error.into_iter().collect())
+    };
     if signal.is_aborted() {
         return Err(ToolError::new("Operation aborted"));
     }

@@ -405,3 +405,21 @@ async fn one_file_is_mutated_by_one_call_at_a_time() {
     lines.sort_unstable();
     assert_eq!(lines, ["0", "1", "2", "3", "4", "5", "6", "7"]);
 }
+
+#[tokio::test]
+async fn grep_limits_pick_the_first_matches_in_path_order() {
+    let dir = Dir::new("grep-order");
+    // Searched on several threads; the answer must still be the sorted walk's.
+    for i in (0..60).rev() {
+        let sub = dir.0.join(format!("d{}", i % 7));
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::write(sub.join(format!("f{i:02}.txt")), "hit a\nmiss\nhit b\n").unwrap();
+    }
+    let result = call("grep", json!({"pattern": "hit", "limit": 5}), &dir.0)
+        .await
+        .unwrap();
+    assert_eq!(
+        text(&result),
+        "d0/f00.txt:1: hit a\nd0/f00.txt:3: hit b\nd0/f07.txt:1: hit a\nd0/f07.txt:3: hit b\nd0/f14.txt:1: hit a\n\n[5 matches limit reached. Use limit=10 for more, or refine pattern]"
+    );
+}
