@@ -12,13 +12,17 @@ use std::time::Instant;
 use pi_tool::context::ExtensionContext;
 use pi_tool::{AbortSignal, OnUpdate, ToolInvocation, Value};
 
+/// The process's peak resident memory (`VmHWM`). Not `getrusage`'s `ru_maxrss`: Linux
+/// keeps that across `execve`, so a process started by Node would report Node's.
 fn max_rss_kb() -> i64 {
-    // SAFETY: getrusage writes into the zeroed struct it is given.
-    unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
-        usage.ru_maxrss
-    }
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(-1)
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
