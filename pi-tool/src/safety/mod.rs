@@ -19,6 +19,12 @@
 //! - [`resolve_existing_path_inside_root`] (and [`resolve_existing_path_inside_root_sync`]):
 //!   a model-given path resolved through symlinks and `..`, refused unless it names an
 //!   existing file inside the project root (the guide's `resolveExistingPathInsideRoot`).
+//! - [`resolve_new_path_inside_root`] (and its `_sync` twin): the same for a path a tool
+//!   is about to create or overwrite: the parent resolved and checked, the last component
+//!   a plain name, a symlink at the target refused ([`FinalSymlink`] can follow it
+//!   inside the root instead).
+//! - [`PathRoot`]: both checks against a root the caller names in the errors
+//!   (`Path leaves the notes directory`), instead of "project root".
 //! - [`Command`]: a fixed program with an argument array (never a shell string), an
 //!   allowlisted environment, bounded output, a timeout, and a kill on abort.
 //! - [`ResultBudget`]: results (and progress) cut to a line and byte limit with a note
@@ -71,6 +77,7 @@
 
 mod budget;
 mod command;
+mod new_path;
 mod path;
 mod redact;
 
@@ -79,8 +86,9 @@ pub use command::{
     CapturedOutput, Command, CommandOutput, DEFAULT_ENV_ALLOWLIST, DEFAULT_OUTPUT_LIMIT,
     ERROR_STDERR_BYTES,
 };
+pub use new_path::{FinalSymlink, resolve_new_path_inside_root, resolve_new_path_inside_root_sync};
 pub use path::{
-    MAX_PATH_INPUT_BYTES, ResolvedPath, resolve_existing_path_inside_root,
+    MAX_PATH_INPUT_BYTES, PathRoot, ResolvedPath, resolve_existing_path_inside_root,
     resolve_existing_path_inside_root_sync,
 };
 pub use redact::{MIN_SECRET_CHARS, REDACTED, Redactor, RedactorBuilder, RedactorError};

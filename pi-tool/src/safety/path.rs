@@ -32,16 +32,147 @@ use crate::error::ToolError;
 /// is 4096 bytes; nothing legitimate is longer, and the cap bounds the work per call).
 pub const MAX_PATH_INPUT_BYTES: usize = 4096;
 
-/// The model-visible texts, mirroring the guide's `Error` messages.
-const NOT_RELATIVE: &str = "Path must be project-relative";
-const ESCAPES: &str = "Path leaves the project root";
-const MISSING: &str = "Path does not exist";
+/// The model-visible texts, mirroring the guide's `Error` messages. The three that name
+/// the root are these for an unnamed [`PathRoot`], and say the caller's name otherwise.
+pub(super) const NOT_RELATIVE: &str = "Path must be project-relative";
+pub(super) const ESCAPES: &str = "Path leaves the project root";
+pub(super) const MISSING: &str = "Path does not exist";
 const EMPTY: &str = "Path must not be empty";
 const NUL: &str = "Path must not contain NUL bytes";
 const TOO_LONG: &str = "Path is too long";
-const UNRESOLVABLE: &str = "Path could not be resolved";
-const DENIED: &str = "Permission denied for path";
+pub(super) const UNRESOLVABLE: &str = "Path could not be resolved";
+pub(super) const DENIED: &str = "Permission denied for path";
 const ROOT_UNAVAILABLE: &str = "Project root is not accessible";
+
+/// The directory a tool's paths must stay in, and the name its errors give it.
+///
+/// The free functions of this module check against an unnamed root, whose errors say
+/// "project root" (`Path leaves the project root`). A tool whose root is something else
+/// names it, and the model reads that name: `PathRoot::new(dir).named("notes directory")`
+/// answers `Path leaves the notes directory`, `Path must be relative to the notes
+/// directory` and `The notes directory is not accessible`. The name is shown to the model;
+/// the directory never is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathRoot {
+    dir: PathBuf,
+    name: Option<String>,
+}
+
+impl PathRoot {
+    /// The root `dir` (resolved through its symlinks at each check), unnamed.
+    pub fn new(dir: impl Into<PathBuf>) -> PathRoot {
+        PathRoot {
+            dir: dir.into(),
+            name: None,
+        }
+    }
+
+    /// Names the root in error texts: a noun phrase read after "the", such as
+    /// `"notes directory"` or `"workspace"`.
+    pub fn named(mut self, name: impl Into<String>) -> PathRoot {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// The directory as given.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// [`resolve_existing_path_inside_root`] against this root, with its name in errors.
+    pub async fn resolve_existing(&self, input: &str) -> Result<ResolvedPath, ToolError> {
+        self.check_input(input)?;
+        let root = self.clone();
+        let input = input.to_owned();
+        tokio::task::spawn_blocking(move || root.resolve_checked(&input))
+            .await
+            .map_err(|_| ToolError::new(UNRESOLVABLE))?
+    }
+
+    /// [`resolve_existing_path_inside_root_sync`] against this root, with its name in errors.
+    pub fn resolve_existing_sync(&self, input: &str) -> Result<ResolvedPath, ToolError> {
+        self.check_input(input)?;
+        self.resolve_checked(input)
+    }
+
+    pub(super) fn not_relative(&self) -> ToolError {
+        match &self.name {
+            None => ToolError::new(NOT_RELATIVE),
+            Some(name) => ToolError::new(format!("Path must be relative to the {name}")),
+        }
+    }
+
+    pub(super) fn escapes(&self) -> ToolError {
+        match &self.name {
+            None => ToolError::new(ESCAPES),
+            Some(name) => ToolError::new(format!("Path leaves the {name}")),
+        }
+    }
+
+    fn root_unavailable(&self) -> ToolError {
+        match &self.name {
+            None => ToolError::new(ROOT_UNAVAILABLE),
+            Some(name) => ToolError::new(format!("The {name} is not accessible")),
+        }
+    }
+
+    /// The root's physical path.
+    pub(super) fn canonical(&self) -> Result<PathBuf, ToolError> {
+        std::fs::canonicalize(&self.dir).map_err(|_| self.root_unavailable())
+    }
+
+    /// The checks that need no filesystem access.
+    pub(super) fn check_input(&self, input: &str) -> Result<(), ToolError> {
+        if input.is_empty() {
+            return Err(ToolError::new(EMPTY));
+        }
+        if input.len() > MAX_PATH_INPUT_BYTES {
+            return Err(ToolError::new(TOO_LONG));
+        }
+        if input.contains('\0') {
+            return Err(ToolError::new(NUL));
+        }
+        let path = Path::new(input);
+        // `has_root` also catches Windows' `\x` (rooted, not absolute); a prefix catches
+        // `C:x` (drive-relative, not absolute either, but not project-relative).
+        let prefixed = path
+            .components()
+            .any(|component| matches!(component, Component::Prefix(_)));
+        if path.is_absolute() || path.has_root() || prefixed {
+            return Err(self.not_relative());
+        }
+        Ok(())
+    }
+
+    fn resolve_checked(&self, input: &str) -> Result<ResolvedPath, ToolError> {
+        let root = self.canonical()?;
+        let joined = root.join(input);
+        match std::fs::canonicalize(&joined) {
+            Ok(path) if path.starts_with(&root) => Ok(ResolvedPath { root, path }),
+            Ok(_) => Err(self.escapes()),
+            Err(error) => Err(self.unresolved(&root, &joined, &error)),
+        }
+    }
+
+    /// The error for a target that could not be resolved. When the deepest resolvable
+    /// ancestor of the target is outside the root, the answer is "leaves the project root"
+    /// whatever the error was, so that `../../etc/x` cannot be used to probe which files
+    /// exist outside the project. (A dangling symlink the host placed inside the root still
+    /// answers "does not exist": its target is not followed, since the kernel cannot.)
+    pub(super) fn unresolved(&self, root: &Path, joined: &Path, error: &io::Error) -> ToolError {
+        if deepest_resolvable_ancestor_escapes(root, joined) {
+            return self.escapes();
+        }
+        let message = match error.kind() {
+            io::ErrorKind::NotFound => MISSING,
+            io::ErrorKind::PermissionDenied => DENIED,
+            // ENOTDIR (`file.txt/x`) names no existing path either.
+            _ if is_not_a_directory(error) => MISSING,
+            _ => UNRESOLVABLE,
+        };
+        ToolError::new(message)
+    }
+}
 
 /// An existing path, resolved through every symlink, that lies inside its root.
 ///
@@ -50,8 +181,8 @@ const ROOT_UNAVAILABLE: &str = "Project root is not accessible";
 /// path: the root is host information.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResolvedPath {
-    root: PathBuf,
-    path: PathBuf,
+    pub(super) root: PathBuf,
+    pub(super) path: PathBuf,
 }
 
 impl ResolvedPath {
@@ -97,19 +228,15 @@ impl AsRef<Path> for ResolvedPath {
 /// rooted input (`/x`, `C:\x`, `\x`, `C:x`), targets that do not exist, and targets whose
 /// physical path (after every symlink and `..`) is outside the physical root. Errors are
 /// [`ToolError`]s with model-safe messages. See the module docs for the TOCTOU caveat.
+/// [`PathRoot`] does the same with the root's name of your choice in the errors.
 ///
 /// The filesystem work runs on tokio's blocking pool.
 pub async fn resolve_existing_path_inside_root(
     cwd: impl AsRef<Path>,
     input: &str,
 ) -> Result<ResolvedPath, ToolError> {
-    check_input(input)?;
-    let cwd = cwd.as_ref().to_path_buf();
-    let input = input.to_owned();
     // One blocking task for the whole walk instead of one per canonicalize call.
-    tokio::task::spawn_blocking(move || resolve_checked(&cwd, &input))
-        .await
-        .map_err(|_| ToolError::new(UNRESOLVABLE))?
+    PathRoot::new(cwd.as_ref()).resolve_existing(input).await
 }
 
 /// The blocking variant of [`resolve_existing_path_inside_root`], for synchronous code.
@@ -117,63 +244,10 @@ pub fn resolve_existing_path_inside_root_sync(
     cwd: impl AsRef<Path>,
     input: &str,
 ) -> Result<ResolvedPath, ToolError> {
-    check_input(input)?;
-    resolve_checked(cwd.as_ref(), input)
+    PathRoot::new(cwd.as_ref()).resolve_existing_sync(input)
 }
 
-/// The checks that need no filesystem access.
-fn check_input(input: &str) -> Result<(), ToolError> {
-    if input.is_empty() {
-        return Err(ToolError::new(EMPTY));
-    }
-    if input.len() > MAX_PATH_INPUT_BYTES {
-        return Err(ToolError::new(TOO_LONG));
-    }
-    if input.contains('\0') {
-        return Err(ToolError::new(NUL));
-    }
-    let path = Path::new(input);
-    // `has_root` also catches Windows' `\x` (rooted, not absolute); a prefix catches
-    // `C:x` (drive-relative, not absolute either, but not project-relative).
-    let prefixed = path
-        .components()
-        .any(|component| matches!(component, Component::Prefix(_)));
-    if path.is_absolute() || path.has_root() || prefixed {
-        return Err(ToolError::new(NOT_RELATIVE));
-    }
-    Ok(())
-}
-
-fn resolve_checked(cwd: &Path, input: &str) -> Result<ResolvedPath, ToolError> {
-    let root = std::fs::canonicalize(cwd).map_err(|_| ToolError::new(ROOT_UNAVAILABLE))?;
-    let joined = root.join(input);
-    match std::fs::canonicalize(&joined) {
-        Ok(path) if path.starts_with(&root) => Ok(ResolvedPath { root, path }),
-        Ok(_) => Err(ToolError::new(ESCAPES)),
-        Err(error) => Err(unresolved(&root, &joined, &error)),
-    }
-}
-
-/// The error for a target that could not be resolved. When the deepest resolvable
-/// ancestor of the target is outside the root, the answer is "leaves the project root"
-/// whatever the error was, so that `../../etc/x` cannot be used to probe which files
-/// exist outside the project. (A dangling symlink the host placed inside the root still
-/// answers "does not exist": its target is not followed, since the kernel cannot.)
-fn unresolved(root: &Path, joined: &Path, error: &io::Error) -> ToolError {
-    if deepest_resolvable_ancestor_escapes(root, joined) {
-        return ToolError::new(ESCAPES);
-    }
-    let message = match error.kind() {
-        io::ErrorKind::NotFound => MISSING,
-        io::ErrorKind::PermissionDenied => DENIED,
-        // ENOTDIR (`file.txt/x`) names no existing path either.
-        _ if is_not_a_directory(error) => MISSING,
-        _ => UNRESOLVABLE,
-    };
-    ToolError::new(message)
-}
-
-fn deepest_resolvable_ancestor_escapes(root: &Path, joined: &Path) -> bool {
+pub(super) fn deepest_resolvable_ancestor_escapes(root: &Path, joined: &Path) -> bool {
     // `ancestors` pops one component at a time; `..` components are kept as written, so
     // each candidate is resolved physically by the kernel, as the full path would be.
     for ancestor in joined.ancestors().skip(1) {
