@@ -18,8 +18,10 @@ pub enum Place {
 
 /// What an argument of the tool function receives, by its type (Pi's positional roles).
 pub enum Role {
-    /// `&str`: the tool call id.
+    /// `&str`, named as the call id or in its place (see [`is_call_id`]).
     CallId,
+    /// A `&str` that is not the call id: an argument the model was meant to send.
+    Text,
     /// Any other type: the deserialised params.
     Params,
     /// `AbortSignal`.
@@ -39,7 +41,7 @@ impl Role {
     pub fn position(&self) -> usize {
         match self {
             Role::CallId => 0,
-            Role::Params | Role::ByReference { .. } => 1,
+            Role::Params | Role::Text | Role::ByReference { .. } => 1,
             Role::Signal => 2,
             Role::OnUpdate(_) | Role::BareOnUpdate => 3,
             Role::Context => 4,
@@ -50,7 +52,7 @@ impl Role {
     pub fn describe(&self) -> &'static str {
         match self {
             Role::CallId => "call id (`&str`)",
-            Role::Params | Role::ByReference { .. } => "params",
+            Role::Params | Role::Text | Role::ByReference { .. } => "params",
             Role::Signal => "`AbortSignal`",
             Role::OnUpdate(_) | Role::BareOnUpdate => "`OnUpdate<D>`",
             Role::Context => "`ExtensionContext`",
@@ -62,6 +64,8 @@ impl Role {
 pub struct Arg {
     pub role: Role,
     pub ty: Type,
+    /// The argument as written (`text: &str`), for errors about the whole argument.
+    pub written: syn::PatType,
 }
 
 /// The `self` argument, when there is one.
@@ -140,8 +144,14 @@ impl ToolFn {
                     args.push(Arg {
                         role: classify(&pat_type.ty),
                         ty: (*pat_type.ty).clone(),
+                        written: pat_type.clone(),
                     });
                 }
+            }
+        }
+        for index in 0..args.len() {
+            if matches!(args[index].role, Role::CallId) && !is_call_id(&args, index) {
+                args[index].role = Role::Text;
             }
         }
         let output = match &sig.output {
@@ -180,6 +190,26 @@ impl ToolFn {
     pub fn needs_context(&self) -> bool {
         self.args.iter().any(|a| matches!(a.role, Role::Context))
     }
+}
+
+/// Whether the `&str` at `index` is the call id: it is named `call_id` or `tool_call_id`
+/// (leading `_`s allowed), or it stands where Pi puts `toolCallId`, first, with the params
+/// argument right after it. Any other `&str` is an argument the model was meant to send,
+/// which a tool receives in its params type; the rule is documented in `docs/pi_tool.md`.
+fn is_call_id(args: &[Arg], index: usize) -> bool {
+    let named = match &*args[index].written.pat {
+        Pat::Ident(p) => {
+            let name = p.ident.to_string();
+            let name = name.strip_prefix("r#").unwrap_or(&name);
+            matches!(name.trim_start_matches('_'), "call_id" | "tool_call_id")
+        }
+        _ => false,
+    };
+    named
+        || (index == 0
+            && args
+                .get(1)
+                .is_some_and(|next| matches!(next.role, Role::Params)))
 }
 
 fn is_self_pat(pat: &Pat) -> bool {

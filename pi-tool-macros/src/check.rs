@@ -354,6 +354,31 @@ fn check_signature(tool: &ToolFn, place: Place, errors: &mut Vec<syn::Error>) {
                     continue;
                 }
             }
+            Role::Text => {
+                let written = &arg.written;
+                let pat = &written.pat;
+                let field = match &**pat {
+                    syn::Pat::Ident(p) => p.ident.to_string().trim_start_matches('_').to_owned(),
+                    _ => "text".to_owned(),
+                };
+                let field = if field.is_empty() {
+                    "text".to_owned()
+                } else {
+                    field
+                };
+                let params = format!("{}Params", names::upper_camel(&tool.ident.to_string()));
+                errors.push(error_at(
+                    written,
+                    format!(
+                        "`{}` is not the call id: the model's arguments reach a tool in one params type",
+                        quote::quote!(#written).to_string().replace(" :", ":").replace("& ", "&")
+                    ),
+                    format!(
+                        "declare `#[pi_tool::params] struct {params} {{ {field}: String }}` and take `params: {params}`; a `&str` argument is the tool call id only when it is named `call_id` (or `_call_id`, `tool_call_id`) or comes first, right before the params argument"
+                    ),
+                ));
+                continue;
+            }
             Role::ByReference { what: "params" } => {
                 errors.push(error_at(
                     &arg.ty,
@@ -373,6 +398,14 @@ fn check_signature(tool: &ToolFn, place: Place, errors: &mut Vec<syn::Error>) {
             // rustc reports the missing generic itself (see `ToolFn::defers_to_rustc`).
             Role::BareOnUpdate => continue,
             Role::Params => {
+                if let Some(lifetime) = lifetime_in(&arg.ty) {
+                    errors.push(error_at(
+                        lifetime,
+                        "a params type cannot borrow: pi-tool reads the model's arguments into owned values",
+                        "remove the lifetime parameter from the params type and use owned fields: `String` for `&str`, `Vec<T>` for `&[T]`",
+                    ));
+                    continue;
+                }
                 if let Some(first) = params_seen {
                     errors.push(error_at(
                         &arg.ty,
@@ -408,5 +441,26 @@ fn check_signature(tool: &ToolFn, place: Place, errors: &mut Vec<syn::Error>) {
         seen_roles.push(position);
         last_position = position;
         last_role = arg.role.describe();
+    }
+}
+
+/// The first lifetime argument in a type (`'a` in `Note<'a>`, `'_` in `Note<'_>`).
+fn lifetime_in(ty: &syn::Type) -> Option<&syn::Lifetime> {
+    match ty {
+        syn::Type::Path(p) => p.path.segments.iter().find_map(|s| match &s.arguments {
+            syn::PathArguments::AngleBracketed(a) => a.args.iter().find_map(|g| match g {
+                syn::GenericArgument::Lifetime(l) => Some(l),
+                syn::GenericArgument::Type(t) => lifetime_in(t),
+                _ => None,
+            }),
+            _ => None,
+        }),
+        syn::Type::Reference(r) => r.lifetime.as_ref().or_else(|| lifetime_in(&r.elem)),
+        syn::Type::Tuple(t) => t.elems.iter().find_map(lifetime_in),
+        syn::Type::Array(a) => lifetime_in(&a.elem),
+        syn::Type::Slice(s) => lifetime_in(&s.elem),
+        syn::Type::Group(g) => lifetime_in(&g.elem),
+        syn::Type::Paren(p) => lifetime_in(&p.elem),
+        _ => None,
     }
 }

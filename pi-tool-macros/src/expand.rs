@@ -47,10 +47,7 @@ pub fn tool(
     let label = &spec.label;
     let description = description_tokens(&spec.description, &p);
 
-    // The user's own tokens: the bound of `Tool::Params` then reports a missing
-    // `Deserialize` or `JsonSchema` on the params type, once (serde's note says to derive
-    // it). A helper trait with its own message was tried: rustc then reports the leaf
-    // bound three times instead of once.
+    // The user's own tokens, as in the bounds' check below.
     let params_ty = match tool.params() {
         Some(ty) => quote!(#ty),
         None => quote!(#p::NoParams),
@@ -119,7 +116,7 @@ pub fn tool(
         Role::Signal => quote!(__signal),
         Role::Context => quote!(__ctx),
         Role::OnUpdate(_) => quote!(__on_update),
-        Role::ByReference { .. } | Role::BareOnUpdate => quote!(),
+        Role::Text | Role::ByReference { .. } | Role::BareOnUpdate => quote!(),
     });
     // `OnUpdate<D>` must be the tool's own details type: checked by a bound spanned on
     // the user's `OnUpdate<D>`, with `SameDetails`' message.
@@ -210,6 +207,37 @@ pub fn tool(
         }
     };
 
+    // pi-tool's own bounds on the user's types, each spanned on the type as written, so
+    // that a type that is not one reads as `bounds.rs`' message with the pi-tool fix. They
+    // stand in a signature before the `Tool` impl: rustc checks them first, and the impl's
+    // own bounds on the same tokens are then not reported again.
+    let mut checks = Vec::new();
+    let mut used = Vec::new();
+    if let Some(ty) = tool.params() {
+        checks.push(spanned_check("__IsParams", ty));
+        used.push(quote!(IsParams as __IsParams));
+    }
+    match success {
+        Success::Json(t) => {
+            checks.push(spanned_check("__IsOutput", t));
+            used.push(quote!(IsOutput as __IsOutput));
+        }
+        Success::Details(d) => {
+            checks.push(spanned_check("__IsDetails", d));
+            used.push(quote!(IsDetails as __IsDetails));
+        }
+        _ => {}
+    }
+    let checks = (!checks.is_empty()).then(|| {
+        quote! {
+            const _: () = {
+                use #p::{#(#used),*};
+                #[allow(dead_code)]
+                fn __bounds(#(#checks),*) {}
+            };
+        }
+    });
+
     // The runtime's name rule, run at compile time: `check` gives the friendly message,
     // this keeps the rule itself in one place (pi-tool's `check_tool_name`).
     let name_rule = quote_spanned!(spec.name_span=> const _: () = #p::assert_tool_name(#name););
@@ -217,6 +245,8 @@ pub fn tool(
         #struct_def
 
         #name_rule
+
+        #checks
 
         const _: () = {
             impl #p::Tool for #struct_ident {
@@ -321,4 +351,21 @@ pub fn accessors(self_ty: &Type, tools: &[MethodTool<'_>], krate: &syn::Path) ->
             }
         }
     }
+}
+
+/// `_: <name><ty>` for a check's signature, its tokens spanned so that the type as a whole
+/// has exactly the span of `ty` as the user wrote it: `name` (a `use`d alias of the check)
+/// sits on `ty`'s first token and the closing `>` on its last. The path to pi-tool stays in
+/// the `use`, with its own span, so that a wrong `crate = "..."` is still reported once.
+pub fn spanned_check(name: &str, ty: &Type) -> TokenStream {
+    let tokens: Vec<proc_macro2::TokenTree> = quote!(#ty).into_iter().collect();
+    let first = tokens.first().map_or_else(Span::call_site, |t| t.span());
+    let last = match tokens.last() {
+        Some(proc_macro2::TokenTree::Group(g)) => g.span_close(),
+        Some(t) => t.span(),
+        None => first,
+    };
+    let name = Ident::new(name, first);
+    let close = quote_spanned!(last=> >);
+    quote_spanned!(first=> _: #name<#ty #close)
 }

@@ -285,7 +285,33 @@ pub fn parse_duration_ms(text: &str) -> Result<u64, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_duration_ms;
+    use super::{KEYS, parse_duration_ms};
+
+    /// The `#[pi_tool]` page on docs.rs (`docs/pi_tool.md`) has a row for every key the
+    /// macro accepts, and shows every return form: a new key fails here until documented.
+    #[test]
+    fn every_key_and_return_form_is_documented() {
+        let docs = include_str!("../docs/pi_tool.md");
+        for key in KEYS {
+            assert!(
+                docs.contains(&format!("\n| `{key}` |")),
+                "docs/pi_tool.md has no row for the key `{key}` in its Keys table"
+            );
+        }
+        for form in [
+            "| `AgentToolResult<D>` |",
+            "| `String`, `&'static str` |",
+            "| `Json<T>` |",
+        ] {
+            assert!(
+                docs.contains(form),
+                "docs/pi_tool.md does not show the return form {form}"
+            );
+        }
+        for section in ["# Effects", "# The context", "**The call id rule.**"] {
+            assert!(docs.contains(section), "docs/pi_tool.md has no `{section}`");
+        }
+    }
 
     #[test]
     fn durations() {

@@ -10,8 +10,8 @@
 //! plus the errors when something is wrong. `free` runs that pipeline for `#[pi_tool]`,
 //! `block` for the methods of a `#[pi_tools]` impl block. `doc` turns rustdoc into the
 //! model-facing description. `krate` handles the `crate = "..."` key (the path to a
-//! renamed pi-tool), the only argument of `#[pi_tools]`. `params` is `#[params]`, which
-//! derives what a params type needs in one line.
+//! renamed pi-tool), the only argument of `#[pi_tools]`. `params` is `#[params]` and
+//! `#[output]`, which derive what a params or output type needs in one line.
 
 mod ast;
 mod attr;
@@ -44,7 +44,13 @@ pub fn pi_tools(args: TokenStream, input: TokenStream) -> TokenStream {
 #[doc = include_str!("../docs/params.md")]
 #[proc_macro_attribute]
 pub fn params(args: TokenStream, input: TokenStream) -> TokenStream {
-    params::expand(args.into(), input.into()).into()
+    params::expand(args.into(), input.into(), params::Kind::Params).into()
+}
+
+#[doc = include_str!("../docs/output.md")]
+#[proc_macro_attribute]
+pub fn output(args: TokenStream, input: TokenStream) -> TokenStream {
+    params::expand(args.into(), input.into(), params::Kind::Output).into()
 }
 
 #[cfg(test)]

@@ -7,8 +7,6 @@
 //! `#[diagnostic::on_unimplemented]` messages are what the user reads when a rule fails,
 //! so each one says what is wrong and how to fix it.
 
-use std::pin::Pin;
-
 pub use ::core::concat;
 pub use ::core::fmt;
 pub use ::core::future::Future;
@@ -25,6 +23,9 @@ pub use serde;
 pub use serde_json;
 
 pub use crate::abort::AbortSignal;
+pub use crate::bounds::{
+    IsDetails, IsOutput, IsParams, IsParamsField, ToolFuture, tool_future_must_be_send,
+};
 pub use crate::context::ExtensionContext;
 pub use crate::error::ToolError;
 pub use crate::mode::ToolExecutionMode;
@@ -113,70 +114,6 @@ impl<R> SameDetails<R> for R {
 /// Passes the tool's `OnUpdate<R>` to a function argument declared `OnUpdate<D>`.
 pub fn on_update_argument<D: SameDetails<R>, R>(on_update: OnUpdate<R>) -> OnUpdate<D> {
     D::convert(on_update)
-}
-
-/// The tool's future, checked for `Send` here, once, on the user's function name, with its
-/// output passed through `convert`, and returned unboxed: `Typed<T>`'s one box per call
-/// holds it. `Typed<T>` maps the tool's future to JSON with it too.
-///
-/// Why a wrapper that is always `Send`: with the future itself (an `impl Future + Send`
-/// return), rustc reports a missing `Send` three times (here, on the attribute and on the
-/// error type), since every future that holds it fails too. Boxing it as a
-/// `dyn Future + Send` kept the one error but cost a second allocation per call; the
-/// wrapper keeps the one error without it (the table in
-/// `examples/weather/benches/dispatch.rs`).
-///
-/// Why not async blocks or `futures`' `map`: a block around the future holds it twice (as
-/// its capture and as its awaited value), so boxing copies twice its size; `map` is an
-/// enum with a `project_replace`, and a 200-tool crate's one-tool debug edit built about
-/// 6 % slower with it than with this poll function of a few lines per tool.
-///
-/// A helper trait with `#[diagnostic::on_unimplemented]` was tried instead of the plain
-/// `Send` bound: rustc's own "future cannot be sent between threads safely", which
-/// points at the `.await` holding the value, wins over it, so the plain bound reads best.
-// `inline(always)` here and on `poll`: even unoptimised builds then copy both into their
-// caller's codegen unit, the tool's own module, so an edit to one tool leaves the unit
-// of this module's generic items alone (`bench/compile-time/README.md`).
-#[inline(always)]
-pub fn tool_future_must_be_send<F, C, R>(future: F, convert: C) -> ToolFuture<F, C>
-where
-    F: Future + Send,
-    C: Fn(F::Output) -> R + Send,
-{
-    ToolFuture { future, convert }
-}
-
-/// A future that [`tool_future_must_be_send`] has checked is `Send`, with its output
-/// converted. Its fields are private, so that function is the only way to build one.
-#[must_use = "futures do nothing unless polled"]
-pub struct ToolFuture<F, C> {
-    future: F,
-    convert: C,
-}
-
-// SAFETY: the only constructor, `tool_future_must_be_send`, requires `F: Send` and
-// `C: Send`, so every value of this type is `Send`. The impl is unconditional only so
-// that a failed check is not reported again by every future that holds this one.
-unsafe impl<F, C> Send for ToolFuture<F, C> {}
-
-impl<F, C, R> Future for ToolFuture<F, C>
-where
-    F: Future,
-    C: Fn(F::Output) -> R,
-{
-    type Output = R;
-
-    #[inline(always)]
-    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<R> {
-        // SAFETY: `future` is pinned structurally: it is never moved out of, and
-        // `ToolFuture` has no `Drop` impl and is `Unpin` only when `F` is. `convert` is
-        // only borrowed.
-        let this = unsafe { self.get_unchecked_mut() };
-        match unsafe { Pin::new_unchecked(&mut this.future) }.poll(cx) {
-            std::task::Poll::Ready(output) => std::task::Poll::Ready((this.convert)(output)),
-            std::task::Poll::Pending => std::task::Poll::Pending,
-        }
-    }
 }
 
 /// Trims a description assembled with `concat!` (docs with `include_str!`), at compile time.

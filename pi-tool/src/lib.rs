@@ -91,6 +91,8 @@
 //!     Ok(())
 //! });
 //! agent.prompt("What is the weather in Tokyo?").await.unwrap();
+//! // `prompt` is `Ok` even when the model call failed, as in Pi; `ensure_ok` says so.
+//! agent.ensure_ok().unwrap();
 //! assert_eq!(
 //!     *log.lock().unwrap(),
 //!     ["[progress] Checking Tokyo...", "[tool done] get_weather: Tokyo: 24 degrees celsius"]
@@ -134,6 +136,7 @@
 
 mod abort;
 pub mod agent;
+pub mod bounds;
 mod contain;
 mod content;
 pub mod context;
@@ -185,7 +188,7 @@ pub mod __private;
 #[doc(hidden)]
 pub mod __fuzz;
 
-pub use pi_tool_macros::{params, pi_tool, pi_tools};
+pub use pi_tool_macros::{output, params, pi_tool, pi_tools};
 
 /// Re-exported so that tool crates need no direct dependency on them.
 pub use async_trait::async_trait;

@@ -407,29 +407,6 @@ impl AgentTool for Renamed {
     }
 }
 
-/// The message of a compile-time duplicate, built in a const context.
-#[doc(hidden)]
-pub struct DuplicateMessage {
-    buf: [u8; 256],
-    len: usize,
-}
-
-impl DuplicateMessage {
-    #[doc(hidden)]
-    pub const fn as_str(&self) -> &str {
-        let (bytes, _) = self.buf.split_at(self.len);
-        match core::str::from_utf8(bytes) {
-            Ok(s) => s,
-            Err(_) => "tool_pack!: two tools share one name",
-        }
-    }
-
-    #[doc(hidden)]
-    pub const fn is_duplicate(&self) -> bool {
-        self.len > 0
-    }
-}
-
 const fn str_eq(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
     if a.len() != b.len() {
@@ -443,47 +420,6 @@ const fn str_eq(a: &str, b: &str) -> bool {
         i += 1;
     }
     true
-}
-
-const fn append(mut msg: DuplicateMessage, s: &str) -> DuplicateMessage {
-    let bytes = s.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() && msg.len < msg.buf.len() {
-        msg.buf[msg.len] = bytes[i];
-        msg.len += 1;
-        i += 1;
-    }
-    msg
-}
-
-/// Finds the first repeated name (const, for [`tool_pack!`](crate::tool_pack)).
-#[doc(hidden)]
-pub const fn find_duplicate_name(names: &[&str]) -> DuplicateMessage {
-    let mut i = 0;
-    while i < names.len() {
-        let mut j = i + 1;
-        while j < names.len() {
-            if str_eq(names[i], names[j]) {
-                let msg = DuplicateMessage {
-                    buf: [0; 256],
-                    len: 0,
-                };
-                let msg = append(msg, "tool_pack!: two tools are named \"");
-                let msg = append(msg, names[i]);
-                let msg = append(
-                    msg,
-                    "\"; give one another name with #[pi_tool(name = \"...\")], or put it in its own pack and use ToolPack::prefixed",
-                );
-                return msg;
-            }
-            j += 1;
-        }
-        i += 1;
-    }
-    DuplicateMessage {
-        buf: [0; 256],
-        len: 0,
-    }
 }
 
 /// Builds a [`ToolPack`] from typed tools, checking at compile time that their names are
@@ -513,7 +449,7 @@ pub const fn find_duplicate_name(names: &[&str]) -> DuplicateMessage {
 ///
 /// Two tools with one name do not compile:
 ///
-/// ```compile_fail,E0080
+/// ```compile_fail,E0277
 /// use pi_tool::{NoParams, ToolError, pi_tool, tool_pack};
 ///
 /// /// One.
@@ -524,17 +460,15 @@ pub const fn find_duplicate_name(names: &[&str]) -> DuplicateMessage {
 /// #[pi_tool(name = "same")]
 /// async fn two(_params: NoParams) -> Result<String, ToolError> { Ok(String::new()) }
 ///
-/// let pack = tool_pack![One, Two]; // error: tool_pack!: two tools are named "same"; ...
+/// let pack = tool_pack![One, Two]; // error on `Two`: it has the same tool name as an earlier tool
 /// ```
 #[macro_export]
 macro_rules! tool_pack {
     ($($ty:path $(= $value:expr)?),* $(,)?) => {{
         const _: () = {
-            const DUPLICATE: $crate::pack::DuplicateMessage = $crate::pack::find_duplicate_name(&[
-                $(<$ty as $crate::Tool>::NAME),*
-            ]);
-            if DUPLICATE.is_duplicate() {
-                ::core::panic!("{}", DUPLICATE.as_str());
+            #[allow(dead_code)]
+            fn __unique_names() {
+                $crate::__tool_pack_unique!([] $($ty),*);
             }
         };
         $crate::pack::pack_of(
@@ -544,6 +478,49 @@ macro_rules! tool_pack {
             )),*],
         )
     }};
+}
+
+/// Checks each item of a `tool_pack!` against the items before it, so that a repeated
+/// name is one error on the second item's own tokens (the turbofish argument).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __tool_pack_unique {
+    ([$($prev:path),*]) => {};
+    ([$($prev:path),*] $ty:path $(, $rest:path)*) => {
+        $crate::pack::name_not_repeated::<$ty, {
+            $crate::pack::repeats(&[$(<$prev as $crate::Tool>::NAME),*], <$ty as $crate::Tool>::NAME)
+        }>();
+        $crate::__tool_pack_unique!([$($prev,)* $ty] $($rest),*);
+    };
+}
+
+/// A tool of a `tool_pack!` whose name no earlier tool of the pack has.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has the same tool name as an earlier tool of this `tool_pack!`",
+    label = "a second tool with this name",
+    note = "tool names are unique in a pack: give one of them another name with #[pi_tool(name = \"...\")], or put it in its own pack and mount that with `ToolPack::prefixed`"
+)]
+pub trait NameNotRepeated<const REPEATED: bool> {}
+
+#[diagnostic::do_not_recommend]
+impl<T> NameNotRepeated<false> for T {}
+
+/// The check `tool_pack!` runs per item.
+#[doc(hidden)]
+pub const fn name_not_repeated<T: NameNotRepeated<REPEATED>, const REPEATED: bool>() {}
+
+/// Whether `name` is one of `earlier` (const, for [`tool_pack!`](crate::tool_pack)).
+#[doc(hidden)]
+pub const fn repeats(earlier: &[&str], name: &str) -> bool {
+    let mut i = 0;
+    while i < earlier.len() {
+        if str_eq(earlier[i], name) {
+            return true;
+        }
+        i += 1;
+    }
+    false
 }
 
 /// The pack `tool_pack!` builds: one call per pack, so that what each tool adds to the
@@ -619,14 +596,11 @@ mod tests {
     }
 
     #[test]
-    fn const_duplicate_finder() {
-        assert!(!find_duplicate_name(&["a", "b"]).is_duplicate());
-        let dup = find_duplicate_name(&["a", "b", "a"]);
-        assert!(dup.is_duplicate());
-        assert!(
-            dup.as_str()
-                .starts_with("tool_pack!: two tools are named \"a\"")
-        );
+    fn const_repeat_finder() {
+        assert!(!repeats(&[], "a"));
+        assert!(!repeats(&["a", "b"], "c"));
+        assert!(repeats(&["a", "b"], "b"));
+        assert!(!repeats(&["ab"], "a"));
     }
 
     #[test]

@@ -440,7 +440,7 @@ impl<T: Tool> ExecuteBoxed for T {
         structured: bool,
     ) -> Pin<Box<dyn Future<Output = Result<JsonToolResult, ToolError>> + Send + 'a>> {
         // The same checked, mapped future the macro builds: one poll function for both.
-        Box::pin(crate::__private::tool_future_must_be_send(
+        Box::pin(crate::bounds::tool_future_must_be_send(
             self.execute(call),
             move |result| into_json_result(result, structured),
         ))

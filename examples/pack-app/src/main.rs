@@ -53,6 +53,11 @@ async fn main() {
         eprintln!("prompt failed: {error}");
         std::process::exit(1);
     }
+    // `prompt` is `Ok` once the run ended, even after a failed model call (Pi's semantics).
+    if let Err(failed) = agent.ensure_ok() {
+        eprintln!("{failed}");
+        std::process::exit(1);
+    }
     if let Some(answer) = agent.messages().last().and_then(|m| m.as_assistant()) {
         println!("{}", answer.text());
     }

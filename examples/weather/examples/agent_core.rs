@@ -33,6 +33,11 @@ async fn main() {
         eprintln!("prompt failed: {error}");
         return;
     }
+    // `prompt` is `Ok` once the run ended, even after a failed model call (Pi's semantics).
+    if let Err(failed) = agent.ensure_ok() {
+        eprintln!("{failed}");
+        return;
+    }
     print_transcript(&agent.messages());
 }
 

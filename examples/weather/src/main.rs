@@ -202,8 +202,9 @@ async fn run(agent: Agent, faux: Option<Arc<FauxModel>>, prompt: String) {
         eprintln!("prompt failed: {error}");
         std::process::exit(1);
     }
-    if let Some(error) = agent.error_message() {
-        eprintln!("run ended with an error: {error}");
+    // `prompt` is `Ok` once the run ended, even after a failed model call (Pi's semantics).
+    if let Err(failed) = agent.ensure_ok() {
+        eprintln!("{failed}");
         std::process::exit(1);
     }
 }

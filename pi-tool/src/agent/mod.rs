@@ -29,6 +29,7 @@ mod listeners;
 pub(crate) mod message;
 mod model;
 mod options;
+mod outcome;
 mod policy;
 mod run;
 mod stateful;
@@ -50,6 +51,7 @@ pub use model::{
     ModelCost, ModelCostTier, StreamFn, StreamOptions, ThinkingLevel, ToolChoice,
 };
 pub use options::{AgentError, AgentOptions, AgentState, QueueMode};
+pub use outcome::RunFailed;
 pub use policy::RunPolicy;
 pub use run::{
     AgentEventSink, ContinueError, Emit, LoopConfig, MessageSource, run_agent_loop,

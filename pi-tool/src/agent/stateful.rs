@@ -175,6 +175,19 @@ impl Agent {
         lock(&self.inner.state).error_message.clone()
     }
 
+    /// `Err` when the last run ended with a failed model call (see [`RunFailed`]).
+    ///
+    /// As in Pi, [`prompt`](Self::prompt) returns `Ok` once the run has ended, even when
+    /// the model call failed; the failure is an assistant message with an error stop
+    /// reason, which this turns into an `Err`: `agent.prompt(text).await?;` then
+    /// `agent.ensure_ok()?;`.
+    pub fn ensure_ok(&self) -> Result<(), super::RunFailed> {
+        match self.error_message() {
+            Some(message) => Err(super::RunFailed::new(message)),
+            None => Ok(()),
+        }
+    }
+
     /// Whether a run is active.
     pub fn is_streaming(&self) -> bool {
         lock(&self.inner.state).is_streaming
@@ -276,6 +289,10 @@ impl Agent {
     }
 
     /// Prompts with a text and runs until the agent stops (Pi's `agent.prompt(text)`).
+    ///
+    /// `Err` only when the run cannot start. A run whose model call fails (a provider's
+    /// `Connection error.`, an abort) still returns `Ok`, as in Pi: follow with
+    /// [`ensure_ok`](Self::ensure_ok) to get that failure as an `Err`.
     pub async fn prompt(&self, text: impl Into<String>) -> Result<(), AgentError> {
         self.prompt_messages(vec![Message::user_text(text)]).await
     }
