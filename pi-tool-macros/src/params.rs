@@ -118,7 +118,8 @@ fn field_checks(item: &syn::Item, krate: &Path) -> TokenStream {
     quote! {
         const _: () = {
             use #krate::__private::IsParamsField as __IsParamsField;
-            #[allow(dead_code)]
+            // One argument per field: a params type may have many.
+            #[allow(dead_code, clippy::too_many_arguments)]
             fn __params_fields(#(#checks),*) {}
         };
     }

@@ -52,7 +52,12 @@ impl PathRoot {
     /// Resolves `input` to a path inside this root that may not exist yet, for a tool
     /// that creates or overwrites it: the parent directory exists and is inside the root,
     /// the last component is a plain name, and a symlink at the target is treated as
-    /// `symlinks` says. See the module docs of [`new_path`](self) for the rules.
+    /// `symlinks` says. The parent is resolved through every symlink and `..` and must be
+    /// an existing directory inside the root; to create missing directories, resolve and
+    /// create one level at a time. The same time-of-check caveat holds as for
+    /// [`resolve_existing`](Self::resolve_existing): open a new file with
+    /// `OpenOptions::new().write(true).create_new(true)`, which fails on anything that
+    /// appeared at the target since the check, a symlink included.
     ///
     /// The filesystem work runs on tokio's blocking pool.
     pub async fn resolve_new(
