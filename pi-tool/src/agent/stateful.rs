@@ -175,7 +175,7 @@ impl Agent {
         lock(&self.inner.state).error_message.clone()
     }
 
-    /// `Err` when the last run ended with a failed model call (see [`RunFailed`]).
+    /// `Err` when the last run ended with a failed model call (see [`RunFailed`](super::RunFailed)).
     ///
     /// As in Pi, [`prompt`](Self::prompt) returns `Ok` once the run has ended, even when
     /// the model call failed; the failure is an assistant message with an error stop
