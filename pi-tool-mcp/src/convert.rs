@@ -92,6 +92,14 @@ fn content_block(content: Content) -> ContentBlock {
     match content {
         Content::Text { text } => ContentBlock::text(text),
         Content::Image { data, mime_type } => ContentBlock::image(data, mime_type),
+        // Audio, resource links and embedded resources are MCP's own kinds, in MCP's
+        // JSON shape already; a kind rmcp could not read is sent as a model reads it.
+        other => serde_json::to_value(&other)
+            .and_then(serde_json::from_value::<ContentBlock>)
+            .unwrap_or_else(|_| match other.for_model() {
+                Content::Image { data, mime_type } => ContentBlock::image(data, mime_type),
+                text => ContentBlock::text(text.as_text().unwrap_or_default()),
+            }),
     }
 }
 

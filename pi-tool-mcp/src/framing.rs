@@ -311,25 +311,46 @@ const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// Decides what to do with one complete line.
 pub(crate) fn check(line: &[u8]) -> Verdict {
+    match parse(line) {
+        Parsed::Done(verdict) => verdict,
+        Parsed::Message(text, message) => check_parsed(text, &message),
+    }
+}
+
+/// A line parsed once, for callers that look at the message before [`check_parsed`].
+pub(crate) enum Parsed<'a> {
+    /// Decided without a message (blank, unparseable, or an unreadable notification).
+    Done(Verdict),
+    /// The line's text (without a byte-order mark) and its JSON.
+    Message(&'a [u8], Value),
+}
+
+/// Parses one complete line; see [`check`].
+pub(crate) fn parse(line: &[u8]) -> Parsed<'_> {
     let text = line.strip_prefix(UTF8_BOM).unwrap_or(line);
     if text.iter().all(u8::is_ascii_whitespace) {
-        return Verdict::Skip;
+        return Parsed::Done(Verdict::Skip);
     }
     // serde_json stops at 128 levels of nesting with an error, so this parse is bounded.
     let message = match serde_json::from_slice::<Value>(text) {
         Ok(message) => message,
         Err(error) => {
-            return Verdict::Answer(error_response(
+            return Parsed::Done(Verdict::Answer(error_response(
                 read_id(text),
                 PARSE_ERROR,
                 &format!("Parse error: {error}"),
-            ));
+            )));
         }
     };
     if is_unreadable_notification(&message) {
-        return Verdict::Skip;
+        return Parsed::Done(Verdict::Skip);
     }
-    match check_message(&message).or_else(|| check_shape(&message, text)) {
+    Parsed::Message(text, message)
+}
+
+/// The verdict on a parsed message whose text is `text`.
+pub(crate) fn check_parsed(text: &[u8], message: &Value) -> Verdict {
+    match check_message(message).or_else(|| check_shape(message, text)) {
         Some((id, code, text)) => Verdict::Answer(error_response(Some(id), code, &text)),
         None => Verdict::Forward,
     }

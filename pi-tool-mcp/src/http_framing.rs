@@ -3,10 +3,10 @@
 //! sees it. rmcp answers a body serde_json rejects with HTTP 415 and serde's text (no
 //! JSON-RPC, no id), and malformed `tools/call` params with -32601.
 //!
-//! Only what rmcp would accept as far as headers go is answered here: a POST with a JSON
-//! content type, a loopback `Host` and no `Origin` (rmcp's DNS-rebinding and origin
-//! checks stay rmcp's). Everything else, and every message that passes, goes to rmcp
-//! with the bytes read.
+//! Only a POST with a JSON content type is read here, after its `Host` and `Origin`
+//! passed `http_access.rs`. Everything else, and every message that passes, goes to rmcp
+//! with the bytes read; batches and the methods 2026-07-28 removed are answered as
+//! `http_revision.rs` says.
 
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -15,7 +15,8 @@ use std::task::{Context, Poll};
 use hyper::body::{Body, Bytes, Frame, Incoming, SizeHint};
 use hyper::{Method, Request, Response, StatusCode, header};
 
-use crate::framing::{Verdict, check, oversized_answer};
+use crate::framing::{Parsed, Verdict, check_parsed, oversized_answer, parse};
+use crate::http_revision::{accepts_batches, removed_method};
 
 /// A request body for rmcp: the client's, untouched, or the bytes this layer read.
 pub(crate) enum RequestBody {
@@ -100,12 +101,20 @@ pub(crate) enum Checked {
     Forward(Box<Request<RequestBody>>),
     /// Answer with this status and (JSON) body; rmcp never sees the request.
     Answer(StatusCode, Option<Bytes>),
+    /// A 2025-03-26 batch: these messages, each to be served as a POST of its own with
+    /// these headers.
+    Batch(Box<hyper::http::request::Parts>, Vec<serde_json::Value>),
 }
 
-/// Reads and checks a POSTed message; see the module docs.
-pub(crate) async fn check_request(request: Request<Incoming>, limit: usize) -> Checked {
+/// Reads and checks a POSTed message; see the module docs. `batches`: whether a batch
+/// may be answered (not inside one).
+pub(crate) async fn check_request(
+    request: Request<RequestBody>,
+    limit: usize,
+    batches: bool,
+) -> Checked {
     if !ours_to_check(&request) {
-        return Checked::Forward(Box::new(request.map(RequestBody::Streamed)));
+        return Checked::Forward(Box::new(request));
     }
     let (parts, mut body) = request.into_parts();
     let mut read = Vec::new();
@@ -144,7 +153,24 @@ pub(crate) async fn check_request(request: Request<Incoming>, limit: usize) -> C
             }
         }
     }
-    match check(&read) {
+    let verdict = match parse(&read) {
+        Parsed::Done(verdict) => verdict,
+        Parsed::Message(_, serde_json::Value::Array(items))
+            if batches && accepts_batches(&parts.headers) =>
+        {
+            return Checked::Batch(Box::new(parts), items);
+        }
+        Parsed::Message(text, message) => match removed_method(&parts.headers, &message) {
+            Some(answer) => {
+                return Checked::Answer(
+                    StatusCode::NOT_FOUND,
+                    Some(Bytes::from(answer.to_string())),
+                );
+            }
+            None => check_parsed(text, &message),
+        },
+    };
+    match verdict {
         Verdict::Forward => {
             Checked::Forward(forward(parts, RequestBody::Read(Some(Bytes::from(read)))))
         }
@@ -191,33 +217,13 @@ pub(crate) fn answer_response<B>(
     response
 }
 
-/// A POST of JSON from a loopback host with no `Origin`: what rmcp's default checks let
-/// through to parsing.
-fn ours_to_check(request: &Request<Incoming>) -> bool {
-    if request.method() != Method::POST || request.headers().contains_key(header::ORIGIN) {
-        return false;
-    }
-    let json = request
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.split(';').next())
-        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"));
-    let host = request
-        .headers()
-        .get(header::HOST)
-        .and_then(|value| value.to_str().ok())
-        .is_some_and(is_loopback_host);
-    json && host
-}
-
-fn is_loopback_host(host: &str) -> bool {
-    let name = match host.strip_prefix('[') {
-        Some(rest) => rest.split(']').next().unwrap_or(""),
-        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
-    };
-    matches!(
-        name.to_ascii_lowercase().as_str(),
-        "localhost" | "127.0.0.1" | "::1"
-    )
+/// A POST of JSON: what rmcp parses.
+fn ours_to_check(request: &Request<RequestBody>) -> bool {
+    request.method() == Method::POST
+        && request
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.split(';').next())
+            .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
 }

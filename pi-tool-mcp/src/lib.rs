@@ -11,9 +11,11 @@
 //! - **`tools/call`** runs Pi's argument pipeline: `prepare_arguments`, then schema
 //!   validation, then `execute`. Whatever fails (bad arguments with Pi's
 //!   `Validation failed for tool "…"` text, the tool's own error, an abort, a timeout, a
-//!   panic, an unknown tool name) is a result with `isError: true` whose text the model
-//!   can read and act on, never a JSON-RPC error. The result's `details` (for hosts,
-//!   never for the model) travel in `_meta["pi-tool/details"]`.
+//!   panic) is a result with `isError: true` whose text the model can read and act on.
+//!   A tool the server does not have is the one JSON-RPC error, -32602 with Pi's text
+//!   (`Tool x not found`) and `data.tool`, as MCP lists it among protocol errors. The
+//!   result's `details` (for hosts, never for the model) travel in
+//!   `_meta["pi-tool/details"]`.
 //! - **Progress**: when the request carries `_meta.progressToken`, every `onUpdate` of
 //!   the tool becomes a `notifications/progress` (progress 1, 2, 3…, `message` = the
 //!   update's text, the whole partial result in `_meta["pi-tool/partialResult"]`), all
@@ -53,9 +55,15 @@ mod call;
 mod convert;
 mod disconnect;
 mod framing;
+mod http_access;
 mod http_framing;
+mod http_revision;
+mod http_serve;
 mod progress;
+mod prompts;
+mod resources;
 mod schema;
+mod serve_extras;
 mod server;
 mod window;
 
@@ -66,6 +74,8 @@ pub mod __fuzz;
 pub use call::{CallEnd, CallOutcome, run_call};
 pub use convert::{DETAILS_META_KEY, PARTIAL_RESULT_META_KEY, TOOL_META_PREFIX};
 pub use framing::DEFAULT_MAX_MESSAGE_BYTES;
+pub use prompts::{CompletionTarget, Completions, PromptError, PromptPack, PromptResult};
+pub use resources::{ReadResult, ResourceError, ResourcePack};
 pub use server::{PackServer, ServeError};
 pub use window::DEFAULT_MAX_PENDING_REQUESTS;
 

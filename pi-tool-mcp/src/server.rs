@@ -12,8 +12,11 @@ use pi_tool::context::ExtensionContext;
 use pi_tool::pack::ToolPack;
 use pi_tool::{AbortSignal, AgentTool, ToolError, Value};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CacheScope, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
+    GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    PromptsCapability, ReadResourceRequestParams, ReadResourceResponse, ResourcesCapability,
+    ServerCapabilities, ServerConfig, Tool, ToolsCapability,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler};
@@ -23,10 +26,15 @@ use tokio::sync::Semaphore;
 use crate::call::run_call;
 use crate::call::{CallEnd, run_call_with_policy, trace_unknown_tool};
 use crate::convert::{call_tool_result, mcp_tool};
-use crate::disconnect::{GuardedBody, client_gone, tag};
+use crate::disconnect::client_gone;
 use crate::framing::{DEFAULT_MAX_MESSAGE_BYTES, serve_framed};
-use crate::http_framing::{Checked, ResponseBody, answer_response, check_request};
+use crate::http_access::{BadEntry, HttpAccess};
+use crate::http_framing::RequestBody;
+use crate::http_serve::HttpLayer;
 use crate::progress::ProgressForwarder;
+use crate::prompts::{Completions, PromptPack};
+use crate::resources::ResourcePack;
+use crate::serve_extras::{complete, get_prompt, read_resource};
 use crate::window::DEFAULT_MAX_PENDING_REQUESTS;
 
 type CallEndHook = Arc<dyn Fn(&CallEnd) + Send + Sync>;
@@ -47,6 +55,12 @@ pub struct PackServer {
     max_message_bytes: usize,
     max_pending_requests: usize,
     stateless_http: bool,
+    allowed_hosts: Vec<String>,
+    allowed_origins: Vec<String>,
+    resources: ResourcePack,
+    prompts: PromptPack,
+    completions: Option<Completions>,
+    cache_hints: (u64, CacheScope),
 }
 
 /// The parts of the run policy an MCP server applies (its hooks need an agent's
@@ -99,6 +113,12 @@ impl PackServer {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             max_pending_requests: DEFAULT_MAX_PENDING_REQUESTS,
             stateless_http: false,
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
+            resources: ResourcePack::new(),
+            prompts: PromptPack::new(),
+            completions: None,
+            cache_hints: (0, CacheScope::Public),
         }
     }
 
@@ -181,6 +201,71 @@ impl PackServer {
         self
     }
 
+    /// Hosts [`serve_http`](Self::serve_http) serves besides the loopback names
+    /// (`localhost`, `127.0.0.1`, `::1`, any port): each `host` (any port) or
+    /// `host:port`, as clients write it in the `Host` header. A request naming any other
+    /// host is answered 403 (DNS-rebinding protection). Needed when the server is reached
+    /// under a public name.
+    #[must_use]
+    pub fn with_allowed_hosts(
+        mut self,
+        hosts: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        self.allowed_hosts.extend(hosts.into_iter().map(Into::into));
+        self
+    }
+
+    /// Browser origins [`serve_http`](Self::serve_http) serves: each
+    /// `scheme://host` (the scheme's default port), `scheme://host:port`,
+    /// `scheme://host:*` (any port) or `null`. A request whose `Origin` is not allowed
+    /// is answered 403, as MCP requires; a request without `Origin` (not from a browser)
+    /// is served. A server bound to a loopback address allows `http` and `https` origins
+    /// on the loopback hosts, any port, without being told; one bound to another
+    /// address allows only these.
+    #[must_use]
+    pub fn with_allowed_origins(
+        mut self,
+        origins: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        self.allowed_origins
+            .extend(origins.into_iter().map(Into::into));
+        self
+    }
+
+    /// Serves `resources` beside the tools (`resources/list`, `resources/templates/list`,
+    /// `resources/read`), and declares the `resources` capability.
+    #[must_use]
+    pub fn with_resources(mut self, resources: ResourcePack) -> Self {
+        self.resources = resources;
+        self
+    }
+
+    /// Serves `prompts` beside the tools (`prompts/list`, `prompts/get`), and declares
+    /// the `prompts` capability.
+    #[must_use]
+    pub fn with_prompts(mut self, prompts: PromptPack) -> Self {
+        self.prompts = prompts;
+        self
+    }
+
+    /// Answers `completion/complete` with `completions`, and declares the
+    /// `completions` capability.
+    #[must_use]
+    pub fn with_completions(mut self, completions: Completions) -> Self {
+        self.completions = Some(completions);
+        self
+    }
+
+    /// The caching hints (MCP 2026-07-28) on every list result and resource read: how
+    /// long a client may keep it, and who may share it. Unless set, `ttlMs` is 0 (ask
+    /// again each time) and `cacheScope` is `public` (the lists are the same for every
+    /// user).
+    #[must_use]
+    pub fn with_cache_hints(mut self, ttl: std::time::Duration, scope: CacheScope) -> Self {
+        self.cache_hints = (u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX), scope);
+        self
+    }
+
     /// The tools as `tools/list` gives them, in pack order.
     pub fn listed_tools(&self) -> &[Tool] {
         &self.listed
@@ -225,9 +310,20 @@ impl PackServer {
 
     /// Serves MCP's streamable HTTP transport on `listener` until the listener fails.
     /// Clients POST to any path (for example `http://127.0.0.1:8080/mcp`); each client
-    /// session gets its own handler state, all sharing the same tools. rmcp's defaults
-    /// apply: only requests whose `Host` is `localhost`, `127.0.0.1` or `::1` are
-    /// accepted (DNS-rebinding protection), so bind to a loopback address.
+    /// session gets its own handler state, all sharing the same tools.
+    ///
+    /// DNS-rebinding protection, before anything reads a request: its `Host` must be
+    /// `localhost`, `127.0.0.1` or `::1` (any port) or one of
+    /// [`with_allowed_hosts`](Self::with_allowed_hosts), and its `Origin`, when it has
+    /// one, a loopback origin (when `listener` is bound to a loopback address) or one of
+    /// [`with_allowed_origins`](Self::with_allowed_origins); otherwise the answer is 403.
+    /// An allowed host or origin that cannot be read fails with [`ServeError::Config`].
+    ///
+    /// Revision rules: a POST of MCP 2025-03-26 (no `MCP-Protocol-Version` header, or
+    /// that one) may carry a batch, answered with one JSON array; at 2026-07-28 the
+    /// methods that revision removed (`initialize`, `ping`, `logging/setLevel`,
+    /// `resources/subscribe`, `resources/unsubscribe`) are answered HTTP 404 with
+    /// -32601. Server-sent event ids are unique within a session.
     ///
     /// A client that closes a call's response (the POST's event stream) before the
     /// result aborts that call, as `notifications/cancelled` does: no event store is
@@ -239,41 +335,55 @@ impl PackServer {
     /// (HTTP 200 when the answer carries the request's id, 400 when it is `null`); a
     /// body over [`with_max_message_bytes`](Self::with_max_message_bytes) is not kept.
     pub async fn serve_http(self, listener: tokio::net::TcpListener) -> Result<(), ServeError> {
+        use hyper::body::Incoming;
         use rmcp::transport::streamable_http_server::{
             StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
         };
         let limit = self.max_message_bytes;
         let stateless = self.stateless_http;
+        let loopback = listener
+            .local_addr()
+            .map_err(|error| ServeError::Accept(error.to_string()))?
+            .ip()
+            .is_loopback();
+        let access = HttpAccess::new(loopback, &self.allowed_hosts, &self.allowed_origins)
+            .map_err(|BadEntry(error)| ServeError::Config(error))?;
         let service = StreamableHttpService::new(
             move || Ok(self.clone()),
             Arc::new(LocalSessionManager::default()),
             // The framing layer bounds the bodies it reads by the same limit.
             StreamableHttpServerConfig::default()
                 .with_max_request_body_bytes(limit)
-                .with_legacy_session_mode(!stateless),
+                .with_legacy_session_mode(!stateless)
+                // `http_access.rs` checks Host and Origin before rmcp sees a request.
+                .disable_allowed_hosts()
+                .disable_allowed_origins()
+                // rmcp's priming events all carry the id `0`, on every stream of a
+                // session, while its other events count from 0 too: without them event
+                // ids are unique per session. They invite a client to resume a stream,
+                // which this server does not keep (a closed call stream ends its call).
+                .with_sse_retry(None),
         );
+        let http = Arc::new(HttpLayer {
+            service,
+            limit,
+            access,
+        });
         loop {
             let (stream, _) = listener
                 .accept()
                 .await
                 .map_err(|error| ServeError::Accept(error.to_string()))?;
-            let service = service.clone();
-            let connection = hyper::service::service_fn(move |request| {
-                let service = service.clone();
-                async move {
-                    Ok::<_, std::convert::Infallible>(match check_request(request, limit).await {
-                        Checked::Forward(mut request) => {
-                            // A client that closes this response ends its call.
-                            let gone = tag(&mut request);
-                            service
-                                .handle(*request)
-                                .await
-                                .map(|body| ResponseBody::Rmcp(GuardedBody::new(body, gone)))
-                        }
-                        Checked::Answer(status, body) => answer_response(status, body),
-                    })
-                }
-            });
+            let http = http.clone();
+            let connection =
+                hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
+                    let http = http.clone();
+                    async move {
+                        Ok::<_, std::convert::Infallible>(
+                            http.serve(request.map(RequestBody::Streamed)).await,
+                        )
+                    }
+                });
             tokio::spawn(async move {
                 // A client that drops its connection ends only that connection.
                 let _ = hyper::server::conn::http1::Builder::new()
@@ -292,14 +402,18 @@ impl PackServer {
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
-    ) -> CallToolResponse {
+    ) -> Result<CallToolResponse, McpError> {
         let call_id = format!("mcp-{}", context.id);
         let policy = &self.policy.policy;
         let Some(tool) = self.find(&request.name) else {
-            // Pi's text for a tool the model named but the agent does not have.
+            // MCP lists an unknown tool among the protocol errors (-32602), at every
+            // revision; the message is Pi's text for it, which names the tool.
             let error = ToolError::new(format!("Tool {} not found", request.name));
             trace_unknown_tool(&request.name, &call_id, &error, policy);
-            return call_tool_result(Err(error), None).into();
+            return Err(McpError::invalid_params(
+                error.message().to_owned(),
+                Some(serde_json::json!({ "tool": request.name })),
+            ));
         };
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         // rmcp cancels this token when the client sends `notifications/cancelled` for
@@ -341,14 +455,24 @@ impl PackServer {
             // A failing log hook must not cost the client its result.
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(&end)));
         }
-        call_tool_result(result, tool.spec().output_schema.as_deref()).into()
+        Ok(call_tool_result(result, tool.spec().output_schema.as_deref()).into())
     }
 }
 
 impl ServerHandler for PackServer {
     fn get_info(&self) -> ServerConfig {
-        let config = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(self.server_info.clone());
+        let mut capabilities = ServerCapabilities::default();
+        capabilities.tools = Some(ToolsCapability::default());
+        if !self.resources.is_empty() {
+            capabilities.resources = Some(ResourcesCapability::default());
+        }
+        if !self.prompts.is_empty() {
+            capabilities.prompts = Some(PromptsCapability::default());
+        }
+        if self.completions.is_some() {
+            capabilities.completions = Some(Default::default());
+        }
+        let config = ServerConfig::new(capabilities).with_server_info(self.server_info.clone());
         match &self.instructions {
             Some(instructions) => config.with_instructions(instructions.clone()),
             None => config,
@@ -360,7 +484,71 @@ impl ServerHandler for PackServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(self.listed.to_vec()))
+        let (ttl, scope) = self.cache_hints;
+        Ok(ListToolsResult::with_all_items(self.listed.to_vec())
+            .with_ttl_ms(ttl)
+            .with_cache_scope(scope))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let (ttl, scope) = self.cache_hints;
+        Ok(
+            ListResourcesResult::with_all_items(self.resources.resources())
+                .with_ttl_ms(ttl)
+                .with_cache_scope(scope),
+        )
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        let (ttl, scope) = self.cache_hints;
+        Ok(
+            ListResourceTemplatesResult::with_all_items(self.resources.templates())
+                .with_ttl_ms(ttl)
+                .with_cache_scope(scope),
+        )
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        read_resource(&self.resources, &request.uri, self.cache_hints).await
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        let (ttl, scope) = self.cache_hints;
+        Ok(ListPromptsResult::with_all_items(self.prompts.prompts())
+            .with_ttl_ms(ttl)
+            .with_cache_scope(scope))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        get_prompt(&self.prompts, request).await
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        complete(self.completions.as_ref(), &request)
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -372,7 +560,7 @@ impl ServerHandler for PackServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        Ok(self.call(request, context).await)
+        self.call(request, context).await
     }
 }
 
@@ -386,6 +574,8 @@ pub enum ServeError {
     Service(String),
     /// The HTTP listener could not accept a connection.
     Accept(String),
+    /// The server's settings are not valid (an allowed host or origin that is not one).
+    Config(String),
 }
 
 impl fmt::Display for ServeError {
@@ -394,6 +584,7 @@ impl fmt::Display for ServeError {
             ServeError::Initialize(error) => write!(f, "MCP initialisation failed: {error}"),
             ServeError::Service(error) => write!(f, "MCP service task failed: {error}"),
             ServeError::Accept(error) => write!(f, "cannot accept a connection: {error}"),
+            ServeError::Config(error) => write!(f, "invalid server settings: {error}"),
         }
     }
 }

@@ -170,7 +170,7 @@ mod update;
 
 pub use abort::{AbortController, AbortSignal};
 pub use contain::{call_contained, check_contained, execute_contained};
-pub use content::Content;
+pub use content::{Content, EmbeddedResource, ResourceLink};
 pub use details::JsonDetails;
 pub use error::{ABORTED_MESSAGE, ToolError, ToolErrorKind};
 pub use mode::ToolExecutionMode;

@@ -236,6 +236,10 @@ fn estimate_content_tokens(content: &[Content]) -> u64 {
         .map(|block| match block {
             Content::Text { text } => utf16_len(text) as u64,
             Content::Image { .. } => ESTIMATED_IMAGE_CHARS,
+            other => match other.for_model() {
+                Content::Text { text } => utf16_len(&text) as u64,
+                _ => ESTIMATED_IMAGE_CHARS,
+            },
         })
         .sum();
     chars.div_ceil(CHARS_PER_TOKEN)

@@ -1,7 +1,10 @@
 //! pi-ai's `transformMessages` (`api/transform-messages.js`): the transcript a provider
 //! actually sends, after adapting it to the target model.
 //!
-//! Three rewrites, in pi-ai's order:
+//! Three rewrites, in pi-ai's order, after the one pi-ai does not need: content kinds a
+//! model cannot read (audio, resource links, embedded resources; Pi has none of them)
+//! become text or images first (`Content::for_model`), so every provider sends only
+//! what its API takes.
 //! 1. Images become a text placeholder when the model takes no image input (a run of
 //!    images collapses into one placeholder).
 //! 2. Assistant messages from another model (provider, API or id differ) lose what only
@@ -44,23 +47,34 @@ pub(crate) fn transform_messages(
         .iter()
         .map(|message| match message {
             Message::User(user) => {
-                if vision {
+                let degraded = for_model(&user.content);
+                let content = degraded.as_deref().unwrap_or(&user.content);
+                if vision && degraded.is_none() {
                     message.clone()
                 } else {
                     Message::User(UserMessage {
-                        content: replace_images(&user.content, NON_VISION_USER_IMAGE_PLACEHOLDER),
+                        content: if vision {
+                            content.to_vec()
+                        } else {
+                            replace_images(content, NON_VISION_USER_IMAGE_PLACEHOLDER)
+                        },
                         timestamp: user.timestamp,
                         plain_text: user.plain_text,
                     })
                 }
             }
             Message::ToolResult(result) => {
-                let mut result = if vision {
+                let degraded = for_model(&result.content);
+                let content = degraded.as_deref().unwrap_or(&result.content);
+                let mut result = if vision && degraded.is_none() {
                     result.clone()
                 } else {
                     let mut copy = ToolResultMessage::clone(result);
-                    copy.content =
-                        replace_images(&result.content, NON_VISION_TOOL_IMAGE_PLACEHOLDER);
+                    copy.content = if vision {
+                        content.to_vec()
+                    } else {
+                        replace_images(content, NON_VISION_TOOL_IMAGE_PLACEHOLDER)
+                    };
                     Arc::new(copy)
                 };
                 if let Some(id) = id_map.get(&result.tool_call_id)
@@ -81,6 +95,15 @@ pub(crate) fn transform_messages(
     insert_synthetic_results(transformed)
 }
 
+/// The blocks as a model is sent them ([`Content::for_model`]): `None` when all are text
+/// or images already (Pi's kinds, the usual case, copied nothing).
+fn for_model(content: &[Content]) -> Option<Vec<Content>> {
+    content
+        .iter()
+        .any(|block| !matches!(block, Content::Text { .. } | Content::Image { .. }))
+        .then(|| content.iter().map(Content::for_model).collect())
+}
+
 /// pi-ai's `replaceImagesWithPlaceholder`: each run of images becomes one placeholder
 /// (also after a text block that already is the placeholder).
 fn replace_images(content: &[Content], placeholder: &str) -> Vec<Content> {
@@ -97,6 +120,11 @@ fn replace_images(content: &[Content], placeholder: &str) -> Vec<Content> {
             Content::Text { text } => {
                 previous_was_placeholder = text == placeholder;
                 out.push(block.clone());
+            }
+            // `for_model` left only text and images.
+            other => {
+                previous_was_placeholder = false;
+                out.push(other.clone());
             }
         }
     }

@@ -198,7 +198,7 @@ impl ResultBudget {
             .next()
             .and_then(|block| match block {
                 Content::Text { text } => Some(text),
-                Content::Image { .. } => None,
+                _ => None,
             })
             .unwrap_or_default();
         TrimmedText { text, truncation }

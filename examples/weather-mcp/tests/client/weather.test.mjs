@@ -152,10 +152,12 @@ for (const transport of ["stdio", "http"]) {
       assert.deepEqual(result.content, [{ type: "text", text: "Unsupported city: Oslo" }]);
     });
 
-    await t.test("an unknown tool is an error result with Pi's text", async () => {
-      const result = await client.callTool({ name: "get_forecast", arguments: {} });
-      assert.equal(result.isError, true);
-      assert.deepEqual(result.content, [{ type: "text", text: "Tool get_forecast not found" }]);
+    await t.test("an unknown tool is a -32602 protocol error with Pi's text", async () => {
+      await assert.rejects(client.callTool({ name: "get_forecast", arguments: {} }), (error) => {
+        assert.equal(error.code, -32602);
+        assert.match(error.message, /Tool get_forecast not found/);
+        return true;
+      });
     });
 
     await t.test("the server logs every finished call to stderr, not stdout", async () => {

@@ -83,6 +83,11 @@ pub(super) fn convert_messages(
                             (!js_trim(text).is_empty()).then(|| text_block(text))
                         }
                         Content::Image { data, mime_type } => Some(image_block(data, mime_type)),
+                        other => Some(match other.for_model() {
+                            Content::Image { data, mime_type } => image_block(&data, &mime_type),
+                            // `for_model` gives text or an image.
+                            text => text_block(text.as_text().unwrap_or_default()),
+                        }),
                     })
                     .collect();
                 if !blocks.is_empty() {
@@ -271,9 +276,10 @@ fn convert_content_blocks(content: &[Content]) -> Value {
     }
     let mut blocks: Vec<Value> = content
         .iter()
-        .map(|block| match block {
-            Content::Text { text } => text_block(text),
-            Content::Image { data, mime_type } => image_block(data, mime_type),
+        .map(|block| match block.for_model() {
+            Content::Image { data, mime_type } => image_block(&data, &mime_type),
+            // `for_model` gives text or an image.
+            text => text_block(text.as_text().unwrap_or_default()),
         })
         .collect();
     if !content.iter().any(|c| matches!(c, Content::Text { .. })) {

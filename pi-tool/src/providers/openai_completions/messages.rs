@@ -88,9 +88,12 @@ pub(super) fn convert_messages(model: &Model, context: &Context, compat: &Compat
                     let content: Vec<Value> = user
                         .content
                         .iter()
-                        .map(|item| match item {
-                            Content::Text { text } => json!({"type": "text", "text": text}),
-                            Content::Image { data, mime_type } => image_part(data, mime_type),
+                        .map(|item| match item.for_model() {
+                            Content::Image { data, mime_type } => image_part(&data, &mime_type),
+                            // `for_model` gives text or an image.
+                            other => {
+                                json!({"type": "text", "text": other.as_text().unwrap_or_default()})
+                            }
                         })
                         .collect();
                     if content.is_empty() {

@@ -264,6 +264,8 @@ fn user_part(part: &Content) -> Value {
             "detail": "auto",
             "image_url": format!("data:{mime_type};base64,{data}"),
         }),
+        // Text or an image (`Content::for_model`).
+        other => user_part(&other.for_model()),
     }
 }
 
@@ -388,7 +390,7 @@ fn tool_result_output(model: &Model, content: &[Content]) -> Value {
         .iter()
         .filter_map(|c| match c {
             Content::Image { data, mime_type } => Some((data.as_str(), mime_type.as_str())),
-            Content::Text { .. } => None,
+            _ => None,
         })
         .collect();
     if images.is_empty() || !model.input.iter().any(|i| i == "image") {

@@ -1,0 +1,97 @@
+//! The streamable HTTP server of [`PackServer::serve_http`](crate::PackServer::serve_http):
+//! each request passes `http_access.rs`, then the framing checks (`http_framing.rs`),
+//! then goes to rmcp; a 2025-03-26 batch is served one message at a time
+//! (`http_revision.rs`).
+
+use std::sync::Arc;
+
+use http_body_util::combinators::BoxBody;
+use hyper::body::Bytes;
+use rmcp::transport::streamable_http_server::StreamableHttpService;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+
+use crate::PackServer;
+use crate::disconnect::{GuardedBody, tag};
+use crate::http_access::{HttpAccess, Refused};
+use crate::http_framing::{Checked, RequestBody, ResponseBody, answer_response, check_request};
+use crate::http_revision::answer_batch;
+
+pub(crate) type RmcpService = StreamableHttpService<PackServer, LocalSessionManager>;
+type HttpResponse =
+    hyper::Response<ResponseBody<GuardedBody<BoxBody<Bytes, std::convert::Infallible>>>>;
+
+/// What [`PackServer::serve_http`] puts in front of rmcp, shared by its connections.
+pub(crate) struct HttpLayer {
+    pub(crate) service: RmcpService,
+    pub(crate) limit: usize,
+    pub(crate) access: HttpAccess,
+}
+
+impl HttpLayer {
+    /// Serves one HTTP request: access, then a batch or one message.
+    pub(crate) async fn serve(
+        self: Arc<Self>,
+        request: hyper::Request<RequestBody>,
+    ) -> HttpResponse {
+        if let Err(Refused(status, text)) = self.access.check(request.uri(), request.headers()) {
+            return refused_response(status, text);
+        }
+        match check_request(request, self.limit, true).await {
+            Checked::Batch(parts, items) => {
+                let layer = self.clone();
+                let (status, body) = answer_batch(items, move |item| {
+                    let layer = layer.clone();
+                    let request = batch_item(&parts, item);
+                    Box::pin(async move { layer.serve_message(request).await })
+                })
+                .await;
+                answer_response(status, body)
+            }
+            checked => self.finish(checked).await,
+        }
+    }
+
+    /// Serves one message of a batch as a POST of its own.
+    async fn serve_message(self: Arc<Self>, request: hyper::Request<RequestBody>) -> HttpResponse {
+        let checked = check_request(request, self.limit, false).await;
+        self.finish(checked).await
+    }
+
+    async fn finish(&self, checked: Checked) -> HttpResponse {
+        match checked {
+            Checked::Forward(mut request) => {
+                // A client that closes this response ends its call.
+                let gone = tag(&mut request);
+                self.service
+                    .handle(*request)
+                    .await
+                    .map(|body| ResponseBody::Rmcp(GuardedBody::new(body, gone)))
+            }
+            Checked::Answer(status, body) => answer_response(status, body),
+            // Only `serve` asks for batches.
+            Checked::Batch(..) => answer_response(hyper::StatusCode::BAD_REQUEST, None),
+        }
+    }
+}
+
+/// One message of a batch as a request of its own: the batch's method, target and
+/// headers (its length is the message's), the message as the body.
+fn batch_item(parts: &hyper::http::request::Parts, item: Bytes) -> hyper::Request<RequestBody> {
+    let mut request = hyper::Request::new(RequestBody::Read(Some(item)));
+    *request.method_mut() = parts.method.clone();
+    *request.uri_mut() = parts.uri.clone();
+    *request.version_mut() = parts.version;
+    *request.headers_mut() = parts.headers.clone();
+    request.headers_mut().remove(hyper::header::CONTENT_LENGTH);
+    request
+}
+
+/// The answer to a request `http_access.rs` refused: JSON-RPC's shape, with no id.
+fn refused_response(status: hyper::StatusCode, text: &str) -> HttpResponse {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {"code": -32600, "message": text},
+    });
+    answer_response(status, Some(Bytes::from(body.to_string())))
+}
