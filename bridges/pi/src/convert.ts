@@ -73,12 +73,44 @@ export function piToolFields(tool: ListedTool, prefix = ""): PiToolFields {
 	return fields;
 }
 
-/** Pi content for MCP content; block kinds Pi has no type for are shown as their JSON. */
+/** The number of bytes base64 text decodes to (padding aside). */
+function base64Bytes(data: string): number {
+	return Math.floor((data.replace(/[\s=]/g, "").length * 3) / 4);
+}
+
+/**
+ * Pi content for MCP content. Pi has text and images only, so the other kinds become what
+ * pi-tool's `Content::for_model` makes of them, word for word: an embedded `image/*` blob
+ * the image, embedded text its text under its URI, a resource link its name and URI,
+ * audio and other bytes their type and size. A kind MCP does not define is shown as its
+ * JSON.
+ */
 export function piContent(blocks: McpContent[] | undefined): PiContent[] {
 	return (blocks ?? []).map((block): PiContent => {
 		if (block.type === "text" && typeof block.text === "string") return { type: "text", text: block.text };
 		if (block.type === "image" && typeof block.data === "string" && typeof block.mimeType === "string") {
 			return { type: "image", data: block.data, mimeType: block.mimeType };
+		}
+		if (block.type === "audio" && typeof block.data === "string" && typeof block.mimeType === "string") {
+			return { type: "text", text: `[audio: ${block.mimeType}, ${base64Bytes(block.data)} bytes, not shown to the model]` };
+		}
+		if (block.type === "resource_link" && typeof block.uri === "string" && typeof block.name === "string") {
+			let text = `[resource link: ${block.name} <${block.uri}>`;
+			if (typeof block.mimeType === "string") text += ` (${block.mimeType})`;
+			if (typeof block.description === "string") text += `: ${block.description}`;
+			return { type: "text", text: `${text}]` };
+		}
+		const resource = block.resource as { uri?: unknown; mimeType?: unknown; text?: unknown; blob?: unknown } | undefined;
+		if (block.type === "resource" && resource && typeof resource.uri === "string") {
+			const mimeType = typeof resource.mimeType === "string" ? resource.mimeType : undefined;
+			if (typeof resource.text === "string") return { type: "text", text: `[resource ${resource.uri}]\n${resource.text}` };
+			if (typeof resource.blob === "string") {
+				if (mimeType?.startsWith("image/")) return { type: "image", data: resource.blob, mimeType };
+				return {
+					type: "text",
+					text: `[resource ${resource.uri}: ${mimeType ?? "application/octet-stream"}, ${base64Bytes(resource.blob)} bytes, not shown to the model]`,
+				};
+			}
 		}
 		return { type: "text", text: JSON.stringify(block) };
 	});

@@ -45,17 +45,28 @@ test("another server's listing falls back to the protocol's fields", () => {
 	assert.equal(fields.label, "x");
 });
 
-test("content: text and images pass through, other blocks become their JSON", () => {
+test("content: text and images pass through, MCP's other kinds become what pi-tool sends a model", () => {
 	assert.deepEqual(
 		piContent([
 			{ type: "text", text: "hi" },
 			{ type: "image", data: "AAA=", mimeType: "image/png" },
-			{ type: "resource_link", uri: "file:///a", name: "a" },
+			{ type: "resource_link", uri: "file:///a", name: "a", description: "the a file" },
+			{ type: "audio", data: "UklGRg==", mimeType: "audio/wav" },
+			{ type: "resource", resource: { uri: "test://r", mimeType: "text/plain", text: "hi" } },
+			{ type: "resource", resource: { uri: "test://p", mimeType: "image/png", blob: "iVBO" } },
+			{ type: "resource", resource: { uri: "test://z", blob: "AAAA" } },
+			{ type: "future", x: 1 },
 		]),
 		[
 			{ type: "text", text: "hi" },
 			{ type: "image", data: "AAA=", mimeType: "image/png" },
-			{ type: "text", text: '{"type":"resource_link","uri":"file:///a","name":"a"}' },
+			// The same texts as pi-tool's `Content::for_model` (pi-tool/src/content.rs).
+			{ type: "text", text: "[resource link: a <file:///a>: the a file]" },
+			{ type: "text", text: "[audio: audio/wav, 4 bytes, not shown to the model]" },
+			{ type: "text", text: "[resource test://r]\nhi" },
+			{ type: "image", data: "iVBO", mimeType: "image/png" },
+			{ type: "text", text: "[resource test://z: application/octet-stream, 3 bytes, not shown to the model]" },
+			{ type: "text", text: '{"type":"future","x":1}' },
 		],
 	);
 });

@@ -357,4 +357,43 @@ mod tests {
             other => panic!("{other:?}"),
         }
     }
+
+    /// Audio, resource links and embedded resources (MCP's kinds, not Pi's) reach every
+    /// provider as text, or as the image an embedded `image/*` blob is; a model without
+    /// image input then gets the placeholder for that image.
+    #[test]
+    fn mcp_content_kinds_reach_providers_as_text_or_images() {
+        let result: Message = serde_json::from_value(serde_json::json!({
+            "role": "toolResult", "toolCallId": "c1", "toolName": "t", "isError": false,
+            "timestamp": 1,
+            "content": [
+                {"type": "text", "text": "Here:"},
+                {"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"},
+                {"type": "resource_link", "uri": "file:///a", "name": "a"},
+                {"type": "resource", "resource": {"uri": "test://r", "text": "hi"}},
+                {"type": "resource", "resource": {"uri": "test://p", "mimeType": "image/png", "blob": "iVBO"}},
+            ],
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+        let mut model = Model::new("m", "anthropic-messages", "p");
+        model.input = vec!["text".into(), "image".into()];
+        let content = |messages: Vec<Message>| match &messages[..] {
+            [Message::ToolResult(result)] => result.content.clone(),
+            other => panic!("{other:?}"),
+        };
+        let sent = content(transform_messages(std::slice::from_ref(&result), &model, None));
+        assert_eq!(
+            sent,
+            [
+                Content::text("Here:"),
+                Content::text("[audio: audio/wav, 4 bytes, not shown to the model]"),
+                Content::text("[resource link: a <file:///a>]"),
+                Content::text("[resource test://r]\nhi"),
+                Content::image("iVBO", "image/png"),
+            ]
+        );
+        model.input = vec!["text".into()];
+        let sent = content(transform_messages(std::slice::from_ref(&result), &model, None));
+        assert_eq!(sent[4], Content::text(NON_VISION_TOOL_IMAGE_PLACEHOLDER));
+    }
 }
