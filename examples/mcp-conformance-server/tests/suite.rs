@@ -91,7 +91,11 @@ fn the_fixture_server_meets_both_revisions_but_the_listed_failures() {
     check_reasons(&expected);
     let node = suite.join("node_modules/.bin/node");
     let cli = suite.join("node_modules/@modelcontextprotocol/conformance/dist/index.js");
-    assert!(node.exists(), "npm ci did not install Node 22 at {}", node.display());
+    assert!(
+        node.exists(),
+        "npm ci did not install Node 22 at {}",
+        node.display()
+    );
     let (_server, url) = start_server();
     let results = std::env::temp_dir().join(format!("mcp-conformance-{}", std::process::id()));
     let mut failures = Vec::new();

@@ -381,7 +381,11 @@ mod tests {
             [Message::ToolResult(result)] => result.content.clone(),
             other => panic!("{other:?}"),
         };
-        let sent = content(transform_messages(std::slice::from_ref(&result), &model, None));
+        let sent = content(transform_messages(
+            std::slice::from_ref(&result),
+            &model,
+            None,
+        ));
         assert_eq!(
             sent,
             [
@@ -393,7 +397,11 @@ mod tests {
             ]
         );
         model.input = vec!["text".into()];
-        let sent = content(transform_messages(std::slice::from_ref(&result), &model, None));
+        let sent = content(transform_messages(
+            std::slice::from_ref(&result),
+            &model,
+            None,
+        ));
         assert_eq!(sent[4], Content::text(NON_VISION_TOOL_IMAGE_PLACEHOLDER));
     }
 }
