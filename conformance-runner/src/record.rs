@@ -3,7 +3,8 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use pi_tool::agent::{AgentEvent, Message};
+use pi_tool::agent::AgentEvent;
+use pi_tool::model::Message;
 use serde_json::{Map, Value, json};
 
 /// The shared, ordered list of entries of one run.

@@ -3,9 +3,8 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use pi_tool::agent::{
-    Agent, AgentEvent, AgentOptions, Context, LoopConfig, Message, StopReason, run_agent_loop,
-};
+use pi_tool::agent::{Agent, AgentEvent, AgentOptions, LoopConfig, run_agent_loop};
+use pi_tool::model::{Context, Message, StopReason};
 use pi_tool::testing::{FauxModel, FauxTurn};
 use pi_tool::{AbortController, AgentTool, ToolExecutionMode};
 use serde_json::{Map, Value, json};

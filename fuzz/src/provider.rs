@@ -11,10 +11,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use futures::StreamExt;
-use pi_tool::agent::{
-    AssistantMessage, AssistantMessageEvent, Context, Message, Model, StopReason, StreamFn,
-    StreamOptions,
-};
+use pi_tool::model::{AssistantMessage, AssistantMessageEvent, Context, Message, Model, StopReason, StreamFn, StreamOptions};
 use pi_tool::providers::Providers;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};

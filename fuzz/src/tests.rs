@@ -7,7 +7,7 @@
 
 use crate::input::{cut, cut_str, expand};
 use crate::provider::{API_KEY, Api, check_events, run};
-use pi_tool::agent::{AssistantMessage, AssistantMessageEvent, Model, StopReason};
+use pi_tool::model::{AssistantMessage, AssistantMessageEvent, Model, StopReason};
 use std::sync::Arc;
 
 fn seed(target: &str, name: &str) -> Vec<u8> {

@@ -20,9 +20,37 @@ use crate::error::{error, error_at};
 use crate::keys::KEYS;
 use crate::names;
 
-/// Where generated code finds pi-tool when no `crate` key is given.
+thread_local! {
+    /// The crate whose re-export of the macro is expanding: `pi_tool`, or `pi_tool_core`
+    /// for a tool pack that depends on the core alone. A proc macro cannot see the path it
+    /// was invoked through, so each crate re-exports its own entry point ([`Home`]).
+    static HOME: std::cell::Cell<Home> = const { std::cell::Cell::new(Home::PiTool) };
+}
+
+/// Which crate's re-export of a macro is expanding.
+#[derive(Clone, Copy)]
+pub enum Home {
+    /// `pi_tool::pi_tool` and friends.
+    PiTool,
+    /// `pi_tool_core::pi_tool` and friends.
+    Core,
+}
+
+/// Runs one expansion with `home` as the default crate path.
+pub fn expanding_from<T>(home: Home, expand: impl FnOnce() -> T) -> T {
+    let before = HOME.with(|h| h.replace(home));
+    let out = expand();
+    HOME.with(|h| h.set(before));
+    out
+}
+
+/// Where generated code finds pi-tool when no `crate` key is given: the crate whose
+/// re-export of the macro is expanding.
 pub fn default_path() -> Path {
-    syn::parse_quote!(::pi_tool)
+    match HOME.with(std::cell::Cell::get) {
+        Home::PiTool => syn::parse_quote!(::pi_tool),
+        Home::Core => syn::parse_quote!(::pi_tool_core),
+    }
 }
 
 /// The path a valid `crate = "..."` argument gives, if any (for the fallback, which must

@@ -53,6 +53,37 @@ pub fn output(args: TokenStream, input: TokenStream) -> TokenStream {
     params::expand(args.into(), input.into(), params::Kind::Output).into()
 }
 
+// The same three macros as re-exported by `pi_tool_core`: their generated code names
+// `::pi_tool_core`, so a tool pack that depends on the core alone needs no `crate` key.
+
+#[doc = include_str!("../docs/pi_tool.md")]
+#[doc(hidden)]
+#[proc_macro_attribute]
+pub fn core_pi_tool(args: TokenStream, input: TokenStream) -> TokenStream {
+    krate::expanding_from(krate::Home::Core, || pi_tool(args, input))
+}
+
+#[doc = include_str!("../docs/pi_tools.md")]
+#[doc(hidden)]
+#[proc_macro_attribute]
+pub fn core_pi_tools(args: TokenStream, input: TokenStream) -> TokenStream {
+    krate::expanding_from(krate::Home::Core, || pi_tools(args, input))
+}
+
+#[doc = include_str!("../docs/params.md")]
+#[doc(hidden)]
+#[proc_macro_attribute]
+pub fn core_params(args: TokenStream, input: TokenStream) -> TokenStream {
+    krate::expanding_from(krate::Home::Core, || params(args, input))
+}
+
+#[doc = include_str!("../docs/output.md")]
+#[doc(hidden)]
+#[proc_macro_attribute]
+pub fn core_output(args: TokenStream, input: TokenStream) -> TokenStream {
+    krate::expanding_from(krate::Home::Core, || output(args, input))
+}
+
 #[cfg(test)]
 mod tests {
     use quote::quote;
@@ -90,6 +121,19 @@ mod tests {
                 }
             },
         )
+    }
+
+    #[test]
+    fn the_cores_reexports_name_the_core() {
+        let home = crate::krate::Home::Core;
+        let free = crate::krate::expanding_from(home, || free(quote!()));
+        let block = crate::krate::expanding_from(home, || block(quote!()));
+        assert!(all_through(&free, ":: pi_tool_core"), "{free}");
+        assert!(all_through(&block, ":: pi_tool_core"), "{block}");
+        // The key still wins, and the next expansion is pi-tool's again.
+        let keyed = crate::krate::expanding_from(home, || free(quote!(crate = "pt")));
+        assert!(all_through(&keyed, "pt"), "{keyed}");
+        assert!(all_through(&free(quote!()), ":: pi_tool"));
     }
 
     #[test]

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use pi_tool::ToolInvocation;
-use pi_tool::agent::{Agent, AgentOptions, AssistantContent};
+use pi_tool::agent::{Agent, AgentOptions};
+use pi_tool::model::AssistantContent;
 use pi_tool::schema::ToolSchema;
 use pi_tool::testing::{FauxModel, FauxTurn};
 use pi_tool::{

@@ -9,7 +9,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use pi_tool::ToolInvocation;
-use pi_tool::agent::{Agent, AgentOptions, AssistantContent};
+use pi_tool::agent::{Agent, AgentOptions};
+use pi_tool::model::AssistantContent;
 use pi_tool::schema::ToolSchema;
 use pi_tool::testing::{FauxModel, FauxTurn};
 use pi_tool::{

@@ -27,7 +27,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use pi_tool::agent::{Agent, AgentOptions, AssistantContent, RunPolicy};
+use pi_tool::agent::{Agent, AgentOptions, RunPolicy};
+use pi_tool::model::AssistantContent;
 use pi_tool::safety::Redactor;
 use pi_tool::testing::{FauxModel, FauxTurn};
 use pi_tool::{AbortSignal, AgentToolResult, OnUpdate, ToolError, json, pi_tool};

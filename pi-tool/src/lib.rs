@@ -9,7 +9,8 @@
 //! use std::sync::Arc;
 //! use std::time::Duration;
 //!
-//! use pi_tool::agent::{Agent, AgentEvent, AgentOptions, AssistantContent};
+//! use pi_tool::agent::{Agent, AgentEvent, AgentOptions};
+//! use pi_tool::model::AssistantContent;
 //! use pi_tool::testing::{FauxModel, FauxTurn};
 //! use pi_tool::{AbortSignal, AgentToolResult, IntoAgentTool, OnUpdate, ToolError, json, pi_tool};
 //! use serde::Serialize;
@@ -134,17 +135,8 @@
 // docs.rs (`--cfg docsrs`, see Cargo.toml) badges each feature-gated item with its feature.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-mod abort;
 pub mod agent;
-pub mod bounds;
-mod contain;
-mod content;
-pub mod context;
-mod details;
-mod error;
-mod mode;
-pub mod pack;
-mod params;
+pub mod model;
 pub mod profiles;
 #[cfg(any(
     feature = "anthropic-messages",
@@ -160,29 +152,25 @@ pub mod profiles;
     )))
 )]
 pub mod providers;
-mod result;
-pub mod safety;
-pub mod schema;
 pub mod session;
 pub mod testing;
-mod tool;
-mod update;
 
-pub use abort::{AbortController, AbortSignal};
-pub use contain::{call_contained, check_contained, execute_contained};
-pub use content::{Content, EmbeddedResource, ResourceLink};
-pub use details::JsonDetails;
-pub use error::{ABORTED_MESSAGE, ToolError, ToolErrorKind};
-pub use mode::ToolExecutionMode;
-pub use params::NoParams;
-pub use result::{AgentToolResult, IntoToolResult, Json, JsonToolResult, NoDetails};
-pub use tool::{
-    AgentTool, IntoAgentTool, Tool, ToolAnnotations, ToolInvocation, ToolSpec, wrap_tool_definition,
+// The tool contract, from the core crate that tool packs depend on, at the same paths.
+pub use pi_tool_core::{
+    ABORTED_MESSAGE, AbortController, AbortSignal, AgentTool, AgentToolResult, Content,
+    EmbeddedResource, IntoAgentTool, IntoToolResult, Json, JsonDetails, JsonToolResult, NoDetails, NoParams,
+    OnUpdate, Tool, ToolAnnotations, ToolError, ToolErrorKind, ToolExecutionMode,
+    ToolInvocation, ResourceLink, ToolSpec, call_contained, check_contained, execute_contained, tool_pack,
+    wrap_tool_definition,
 };
-pub use update::OnUpdate;
+pub use pi_tool_core::{bounds, context, pack, safety, schema};
 
 #[doc(hidden)]
-pub mod __private;
+pub use pi_tool_core::__private;
+
+// JavaScript semantics, one copy in the core; the providers (behind features) use it.
+#[allow(unused_imports)]
+pub(crate) use pi_tool_core::__runtime::js;
 
 #[cfg(fuzzing)]
 #[doc(hidden)]
@@ -191,14 +179,14 @@ pub mod __fuzz;
 pub use pi_tool_macros::{output, params, pi_tool, pi_tools};
 
 /// Re-exported so that tool crates need no direct dependency on them.
-pub use async_trait::async_trait;
-pub use schemars::JsonSchema;
-pub use serde_json::{Value, json};
+pub use pi_tool_core::async_trait;
+pub use pi_tool_core::JsonSchema;
+pub use pi_tool_core::{Value, json};
 
 #[doc(hidden)]
-pub use tracing as __tracing;
+pub use pi_tool_core::__tracing;
 
 /// The schemars version pi-tool generates schemas with. A params type deriving
 /// [`JsonSchema`] without its own schemars dependency names it:
 /// `#[schemars(crate = "pi_tool::schemars")]`.
-pub use schemars;
+pub use pi_tool_core::schemars;

@@ -9,7 +9,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use pi_tool::ToolInvocation;
-use pi_tool::agent::{Agent, AgentEvent, AgentOptions, AssistantContent, Message, StopReason};
+use pi_tool::agent::{Agent, AgentEvent, AgentOptions};
+use pi_tool::model::{AssistantContent, Message, StopReason};
 use pi_tool::schema::ToolSchema;
 use pi_tool::testing::{FauxModel, FauxTurn};
 use pi_tool::{

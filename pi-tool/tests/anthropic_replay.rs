@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use pi_tool::AbortController;
-use pi_tool::agent::{AssistantMessageEvent, Context, Message, Model, StreamFn, StreamOptions};
+use pi_tool::model::{AssistantMessageEvent, Context, Message, Model, StreamFn, StreamOptions};
 use pi_tool::providers::AnthropicMessages;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -190,7 +190,7 @@ data: {"type":"message_stop"}
 async fn last_event(
     model: &Model,
     options: StreamOptions,
-) -> (Vec<&'static str>, Arc<pi_tool::agent::AssistantMessage>) {
+) -> (Vec<&'static str>, Arc<pi_tool::model::AssistantMessage>) {
     let events: Vec<AssistantMessageEvent> = AnthropicMessages::new()
         .stream(model, &hello(), options)
         .collect()
@@ -254,7 +254,7 @@ async fn a_missing_key_is_one_error_event_naming_what_to_set() {
         .headers
         .insert("Authorization".into(), Some("Bearer proxy".into()));
     let (_, message) = last_event(&model, options).await;
-    assert_eq!(message.stop_reason, pi_tool::agent::StopReason::Stop);
+    assert_eq!(message.stop_reason, pi_tool::model::StopReason::Stop);
     assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 1);
 }
 
@@ -271,7 +271,7 @@ async fn aborts_read_as_pi_ai_reports_them() {
     };
     let (kinds, message) = last_event(&test_model(port), options).await;
     assert_eq!(kinds, ["error"]);
-    assert_eq!(message.stop_reason, pi_tool::agent::StopReason::Aborted);
+    assert_eq!(message.stop_reason, pi_tool::model::StopReason::Aborted);
     assert_eq!(message.error_message.as_deref(), Some("Request aborted"));
 
     // Aborted while a body read waits: undici's text, and what arrived is kept.
@@ -299,7 +299,7 @@ async fn aborts_read_as_pi_ai_reports_them() {
     let Some(AssistantMessageEvent::Error { reason, error }) = last else {
         panic!("{last:?}");
     };
-    assert_eq!(reason, pi_tool::agent::StopReason::Aborted);
+    assert_eq!(reason, pi_tool::model::StopReason::Aborted);
     assert_eq!(
         error.error_message.as_deref(),
         Some("This operation was aborted")

@@ -7,7 +7,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use pi_tool::agent::{Agent, AgentOptions, ApprovalPolicy, AssistantContent, Message, WithoutUi};
+use pi_tool::agent::{Agent, AgentOptions, ApprovalPolicy, WithoutUi};
+use pi_tool::model::{AssistantContent, Message};
 use pi_tool::context::ExtensionUi;
 use pi_tool::session::{AgentSession, FnExtension};
 use pi_tool::testing::{FauxModel, FauxTurn};

@@ -16,10 +16,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use pi_tool::agent::{
-    AssistantContent, AssistantMessage, AssistantMessageEvent, Context, Message, Model, StopReason,
-    StreamFn, StreamOptions,
-};
+use pi_tool::model::{AssistantContent, AssistantMessage, AssistantMessageEvent, Context, Message, Model, StopReason, StreamFn, StreamOptions};
 use pi_tool::providers::{AnthropicMessages, OpenAiCompletions, OpenAiResponses};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -71,7 +68,7 @@ impl Api {
         model
     }
 
-    fn stream(self, port: u16, options: StreamOptions) -> pi_tool::agent::AssistantMessageStream {
+    fn stream(self, port: u16, options: StreamOptions) -> pi_tool::model::AssistantMessageStream {
         let model = self.model(port);
         let context = Context {
             messages: vec![Message::user_text("hi")],

@@ -6,7 +6,8 @@
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 
-use pi_tool::agent::{Agent, AgentOptions, Model, StreamOptions};
+use pi_tool::agent::{Agent, AgentOptions};
+use pi_tool::model::{Model, StreamOptions};
 use pi_tool::providers::Providers;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 

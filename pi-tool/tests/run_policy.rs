@@ -9,7 +9,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use pi_tool::ToolInvocation;
-use pi_tool::agent::{Agent, AgentOptions, AssistantContent, Message};
+use pi_tool::agent::{Agent, AgentOptions};
+use pi_tool::model::{AssistantContent, Message};
 use pi_tool::safety::ResultBudget;
 use pi_tool::schema::ToolSchema;
 use pi_tool::session::AgentSession;

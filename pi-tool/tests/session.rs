@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use pi_tool::AgentTool;
 use pi_tool::ToolInvocation;
-use pi_tool::agent::{AssistantContent, Message};
+use pi_tool::model::{AssistantContent, Message};
 use pi_tool::context::{ExtensionContext, ExtensionUi, Mode};
 use pi_tool::safety::Redactor;
 use pi_tool::schema::ToolSchema;
@@ -792,7 +792,7 @@ async fn a_plain_agent_tool_works_as_a_custom_tool_and_a_session_abort_ends_the_
     let last = session.agent().messages().last().cloned().unwrap();
     assert_eq!(
         last.as_assistant().map(|a| a.stop_reason),
-        Some(pi_tool::agent::StopReason::Aborted)
+        Some(pi_tool::model::StopReason::Aborted)
     );
 }
 

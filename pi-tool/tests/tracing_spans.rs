@@ -9,7 +9,8 @@ mod tracing_support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use pi_tool::agent::{Agent, AgentOptions, AssistantContent, RunPolicy};
+use pi_tool::agent::{Agent, AgentOptions, RunPolicy};
+use pi_tool::model::AssistantContent;
 use pi_tool::safety::Redactor;
 use pi_tool::session::AgentSession;
 use pi_tool::testing::{FauxModel, FauxTurn};
@@ -272,7 +273,7 @@ async fn a_call_cut_off_by_the_token_limit_is_a_truncated_span() {
     let agent = agent(
         vec![
             FauxTurn::new(vec![echo_call("call_cut", "par")])
-                .with_stop_reason(pi_tool::agent::StopReason::Length),
+                .with_stop_reason(pi_tool::model::StopReason::Length),
         ],
         RunPolicy::default(),
     );
@@ -289,7 +290,7 @@ async fn a_failed_model_request_sets_error_type_on_its_chat_span() {
     let agent = agent(
         vec![
             FauxTurn::text("")
-                .with_stop_reason(pi_tool::agent::StopReason::Error)
+                .with_stop_reason(pi_tool::model::StopReason::Error)
                 .with_error_message("the provider is down"),
         ],
         RunPolicy::default(),
@@ -309,7 +310,7 @@ async fn a_failed_model_request_sets_error_type_on_its_chat_span() {
 #[cfg(feature = "openai-completions")]
 #[tokio::test]
 async fn a_provider_request_records_usage_in_its_chat_span() {
-    use pi_tool::agent::{Model, StreamOptions};
+    use pi_tool::model::{Model, StreamOptions};
     use pi_tool::providers::Providers;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 

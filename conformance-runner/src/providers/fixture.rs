@@ -6,9 +6,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use pi_tool::ToolInvocation;
-use pi_tool::agent::{
-    ApiKey, CacheRetention, Context, Message, Model, StreamOptions, ThinkingLevel, ToolChoice,
-};
+use pi_tool::model::{ApiKey, CacheRetention, Context, Message, Model, StreamOptions, ThinkingLevel, ToolChoice};
 use pi_tool::schema::ToolSchema;
 use pi_tool::{AgentTool, JsonToolResult, ToolError, ToolSpec};
 use serde_json::{Map, Value, json};
@@ -179,7 +177,7 @@ pub fn model_json(
     for (key, value) in fixture.section("model")? {
         if !MODEL_KEYS.contains(&key.as_str()) {
             notes.push(format!(
-                "model key `{key}` has no field in pi_tool::agent::Model (ignored)"
+                "model key `{key}` has no field in pi_tool::model::Model (ignored)"
             ));
         }
         model.insert(key, value);
@@ -247,7 +245,7 @@ pub fn build_context(fixture: &Fixture, notes: &mut Vec<String>) -> Result<Conte
 /// content may be a string or blocks). A form it cannot read fails the fixture.
 fn message(raw: &Value, index: usize) -> Result<Message, String> {
     serde_json::from_value::<Message>(raw.clone()).map_err(|e| {
-        format!("context.messages[{index}]: pi_tool::agent::Message cannot read it: {e}")
+        format!("context.messages[{index}]: pi_tool::model::Message cannot read it: {e}")
     })
 }
 

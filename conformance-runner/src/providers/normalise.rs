@@ -1,7 +1,7 @@
 //! The recording's normalisation (`conformance/providers/FORMAT.md` §2.1 and §2.3):
 //! what the server received, and the events with their push-time snapshots.
 
-use pi_tool::agent::AssistantMessageEvent;
+use pi_tool::model::AssistantMessageEvent;
 use serde_json::{Map, Value, json};
 
 use super::server::RecordedRequest;

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use futures::StreamExt;
-use pi_tool::agent::StreamFn;
+use pi_tool::model::StreamFn;
 use pi_tool::providers::Providers;
 use serde_json::{Value, json};
 

@@ -4,7 +4,8 @@
 
 use std::sync::Arc;
 
-use pi_tool::agent::{Agent, AgentEvent, AgentOptions, AssistantContent};
+use pi_tool::agent::{Agent, AgentEvent, AgentOptions};
+use pi_tool::model::AssistantContent;
 use pi_tool::pack::ToolPack;
 use pi_tool::testing::{FauxModel, FauxTurn};
 use pi_tool::{json, tool_pack};

@@ -7,7 +7,8 @@ mod hostile;
 
 use std::sync::Arc;
 
-use pi_tool::agent::{Agent, AgentOptions, AssistantContent, RunPolicy};
+use pi_tool::agent::{Agent, AgentOptions, RunPolicy};
+use pi_tool::model::AssistantContent;
 use pi_tool::pack::{ToolOwner, ToolPack};
 use pi_tool::schema::ArgumentLimits;
 use pi_tool::testing::{FauxModel, FauxTurn};

@@ -12,7 +12,7 @@ use std::time::Instant;
 use hostile::provider::{FakeModel, answer_of};
 use hostile::{Host, Tally};
 use pi_tool::IntoAgentTool;
-use pi_tool::agent::StreamFn;
+use pi_tool::model::StreamFn;
 use pi_tool::agent::{Agent, AgentOptions};
 use pi_tool::providers::Providers;
 use weather_example::GetWeather;

@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use hostile::provider::{FakeModel, answer_of};
 use hostile::{Host, Tally};
-use pi_tool::agent::StreamFn;
+use pi_tool::model::StreamFn;
 use pi_tool::providers::Providers;
 use pi_tool::session::AgentSession;
 use weather_example::GetWeather;

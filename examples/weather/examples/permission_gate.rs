@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use pi_tool::agent::AssistantContent;
+use pi_tool::model::AssistantContent;
 use pi_tool::context::{ExtensionUi, Mode};
 use pi_tool::session::AgentSession;
 use pi_tool::testing::{FauxModel, FauxTurn};

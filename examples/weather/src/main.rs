@@ -19,10 +19,8 @@ mod small_model;
 use std::io::Write;
 use std::sync::Arc;
 
-use pi_tool::agent::{
-    Agent, AgentEvent, AgentOptions, ApiKey, AssistantContent, AssistantMessageEvent, Model,
-    StreamOptions,
-};
+use pi_tool::agent::{Agent, AgentEvent, AgentOptions};
+use pi_tool::model::{ApiKey, AssistantContent, AssistantMessageEvent, Model, StreamOptions};
 use pi_tool::providers::{Providers, builtin_models};
 use pi_tool::testing::{FauxModel, FauxTurn};
 use pi_tool::{IntoAgentTool, json};
@@ -117,7 +115,7 @@ fn real_agent(args: &cli::Args, model_arg: &str) -> Agent {
         model.api = api.clone();
     }
 
-    let providers: Arc<dyn pi_tool::agent::StreamFn> = Arc::new(Providers::new());
+    let providers: Arc<dyn pi_tool::model::StreamFn> = Arc::new(Providers::new());
     let mut stream_options = StreamOptions {
         api_key,
         ..StreamOptions::default()

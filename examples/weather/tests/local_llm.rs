@@ -22,10 +22,8 @@ use std::sync::{Arc, Mutex, MutexGuard, Once};
 use std::time::{Duration, Instant};
 
 use pi_tool::IntoAgentTool;
-use pi_tool::agent::{
-    Agent, AgentEvent, AgentOptions, ApiKey, AssistantMessageEvent, Message, Model, StopReason,
-    StreamOptions,
-};
+use pi_tool::agent::{Agent, AgentEvent, AgentOptions};
+use pi_tool::model::{ApiKey, AssistantMessageEvent, Message, Model, StopReason, StreamOptions};
 use pi_tool::providers::Providers;
 use weather_example::GetWeather;
 

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use pi_tool::agent::{AssistantMessageEvent, Context, Message, Model, StreamFn, StreamOptions};
+use pi_tool::model::{AssistantMessageEvent, Context, Message, Model, StreamFn, StreamOptions};
 use pi_tool::providers::Providers;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

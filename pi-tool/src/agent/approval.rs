@@ -30,11 +30,11 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use super::hooks::{BeforeToolCall, BeforeToolCallContext, BeforeToolCallResult};
-use crate::abort::AbortSignal;
+use pi_tool_core::AbortSignal;
 use crate::context::{ExtensionContext, ExtensionUi};
-use crate::error::ToolError;
+use pi_tool_core::ToolError;
 use crate::session::{ToolCallDecision, ToolCallEvent, ToolCallHandler};
-use crate::tool::{AgentTool, ToolAnnotations};
+use pi_tool_core::{AgentTool, ToolAnnotations};
 
 /// What the policy does with a call that needs approval when there is no UI to ask.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

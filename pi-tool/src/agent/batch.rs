@@ -35,19 +35,18 @@ use super::event::AgentEvent;
 use super::hooks::{
     AfterToolCallContext, BLOCKED_MESSAGE, BeforeToolCallContext, BeforeToolCallResult, merge_after,
 };
-use super::message::{AssistantMessage, ToolCall, ToolResultMessage};
-use super::model::Context;
+use crate::model::{AssistantMessage, ToolCall, ToolResultMessage};
+use crate::model::Context;
 use super::policy::RunPolicy;
 use super::run::{AgentEventSink, LoopConfig};
 use super::telemetry::{self, ToolCallSpan};
-use crate::abort::AbortSignal;
-use crate::contain::{check_contained, execute_contained};
-use crate::content::Content;
-use crate::details::JsonDetails;
-use crate::error::{ABORTED_MESSAGE, ToolError, ToolErrorKind};
-use crate::mode::ToolExecutionMode;
-use crate::result::JsonToolResult;
-use crate::tool::{AgentTool, ToolInvocation};
+use pi_tool_core::AbortSignal;
+use pi_tool_core::{check_contained, execute_contained};
+use pi_tool_core::JsonDetails;
+use pi_tool_core::{ABORTED_MESSAGE, ToolError, ToolErrorKind};
+use pi_tool_core::ToolExecutionMode;
+use pi_tool_core::JsonToolResult;
+use pi_tool_core::{AgentTool, ToolInvocation};
 
 /// The tool results of one batch and whether it ends the run.
 pub(crate) struct BatchOutcome {
@@ -82,13 +81,7 @@ struct Batch<'a> {
 /// The error result the loop builds (Pi's `createErrorToolResult`): one text block,
 /// `details: {}`.
 fn error_result(message: impl Into<String>) -> JsonToolResult {
-    JsonToolResult {
-        content: vec![Content::text(message)],
-        details: Some(JsonDetails::empty_object()),
-        usage: None,
-        terminate: None,
-        added_tool_names: None,
-    }
+    JsonToolResult::error(message)
 }
 
 /// `error.type` of an aborted call.
@@ -103,7 +96,7 @@ fn aborted_preparation<'c>() -> Preparation<'c> {
 }
 
 fn panic_text(panic: &(dyn Any + Send)) -> String {
-    crate::contain::panic_text(panic, "unknown panic payload")
+    pi_tool_core::__runtime::panic_text(panic, "unknown panic payload")
 }
 
 /// Pi's `failToolCallsFromTruncatedMessage`: a `length` stop fails every call.
@@ -334,7 +327,7 @@ impl<'a> Batch<'a> {
         call: &ToolCall,
         tool: Arc<dyn AgentTool>,
         args: Cow<'_, Value>,
-        on_update: crate::update::OnUpdate<Option<JsonDetails>>,
+        on_update: pi_tool_core::OnUpdate<Option<JsonDetails>>,
         check_abort: bool,
     ) -> (JsonToolResult, Option<&'static str>) {
         let (result, error_type) = self
@@ -353,7 +346,7 @@ impl<'a> Batch<'a> {
         call: &ToolCall,
         tool: Arc<dyn AgentTool>,
         args: Cow<'_, Value>,
-        on_update: crate::update::OnUpdate<Option<JsonDetails>>,
+        on_update: pi_tool_core::OnUpdate<Option<JsonDetails>>,
         check_abort: bool,
     ) -> (JsonToolResult, Option<&'static str>) {
         if check_abort && self.signal.is_aborted() {

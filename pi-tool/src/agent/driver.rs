@@ -20,9 +20,9 @@ use std::task::{Context, Poll, Wake, Waker};
 use futures::task::AtomicWaker;
 
 use super::telemetry::ToolCallSpan;
-use crate::details::JsonDetails;
-use crate::result::JsonToolResult;
-use crate::update::OnUpdate;
+use pi_tool_core::JsonDetails;
+use pi_tool_core::JsonToolResult;
+use pi_tool_core::OnUpdate;
 
 type SlotFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 

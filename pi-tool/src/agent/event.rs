@@ -21,9 +21,9 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::message::{AssistantMessage, Message, ToolResultMessage, serialize_assistant};
-use super::model::AssistantMessageEvent;
-use crate::result::JsonToolResult;
+use crate::model::{AssistantMessage, Message, ToolResultMessage, serialize_assistant};
+use crate::model::AssistantMessageEvent;
+use pi_tool_core::JsonToolResult;
 
 /// One agent lifecycle event (Pi's `AgentEvent`).
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -17,12 +17,12 @@
 use async_trait::async_trait;
 use serde_json::Value;
 
-use super::message::{AssistantMessage, Message, ToolCall, ToolResultMessage};
-use super::model::{Context, Model, ThinkingLevel};
-use crate::abort::AbortSignal;
-use crate::content::Content;
-use crate::error::ToolError;
-use crate::result::JsonToolResult;
+use crate::model::{AssistantMessage, Message, ToolCall, ToolResultMessage};
+use crate::model::{Context, Model, ThinkingLevel};
+use pi_tool_core::AbortSignal;
+use pi_tool_core::Content;
+use pi_tool_core::ToolError;
+use pi_tool_core::JsonToolResult;
 
 /// The text of a blocked call without a reason.
 pub const BLOCKED_MESSAGE: &str = "Tool execution was blocked";

@@ -12,7 +12,7 @@ use futures::FutureExt;
 use super::event::AgentEvent;
 use super::run::{AgentEventSink, Emit};
 use super::stateful::{Agent, lock, panic_message};
-use crate::abort::AbortSignal;
+use pi_tool_core::AbortSignal;
 
 /// What a listener returns: an error is reported, never propagated.
 pub type ListenerResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;

@@ -26,8 +26,6 @@ mod driver;
 mod event;
 mod hooks;
 mod listeners;
-pub(crate) mod message;
-mod model;
 mod options;
 mod outcome;
 mod policy;
@@ -42,14 +40,6 @@ pub use hooks::{
     BeforeToolCallContext, BeforeToolCallResult, CompletedTurn, NextTurn, PrepareNextTurn,
 };
 pub use listeners::{AgentListener, ListenerId, ListenerResult};
-pub use message::{
-    AssistantContent, AssistantMessage, Cost, Message, StopReason, ToolCall, ToolResultMessage,
-    Usage, UserMessage,
-};
-pub use model::{
-    ApiKey, AssistantMessageEvent, AssistantMessageStream, CacheRetention, Context, Model,
-    ModelCost, ModelCostTier, StreamFn, StreamOptions, ThinkingLevel, ToolChoice,
-};
 pub use options::{AgentError, AgentOptions, AgentState, QueueMode};
 pub use outcome::RunFailed;
 pub use policy::RunPolicy;

@@ -7,14 +7,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::hooks::{AfterToolCall, BeforeToolCall, PrepareNextTurn};
-use super::message::Message;
-use super::model::{Model, StreamFn, StreamOptions, ThinkingLevel};
+use crate::model::Message;
+use crate::model::{Model, StreamFn, StreamOptions, ThinkingLevel};
 use super::policy::RunPolicy;
 use super::run::ContinueError;
-use crate::mode::ToolExecutionMode;
+use pi_tool_core::ToolExecutionMode;
 use crate::safety::Redactor;
 use crate::testing::FauxModel;
-use crate::tool::AgentTool;
+use pi_tool_core::AgentTool;
 
 /// How queued steering / follow-up messages are delivered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -12,7 +12,7 @@ use std::num::NonZeroUsize;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::mode::ToolExecutionMode;
+use pi_tool_core::ToolExecutionMode;
 use crate::safety::{Redactor, ResultBudget};
 use crate::schema::ArgumentLimits;
 

@@ -23,11 +23,11 @@ use tracing::Instrument;
 use super::batch::{execute_tool_calls, fail_truncated};
 use super::event::AgentEvent;
 use super::hooks::{CompletedTurn, PrepareNextTurn};
-use super::message::{AssistantMessage, Message, StopReason, ToolCall, ToolResultMessage};
-use super::model::{AssistantMessageEvent, Context, Model, StreamFn, StreamOptions, ThinkingLevel};
+use crate::model::{AssistantMessage, Message, StopReason, ToolCall, ToolResultMessage};
+use crate::model::{AssistantMessageEvent, Context, Model, StreamFn, StreamOptions, ThinkingLevel};
 use super::policy::RunPolicy;
 use super::telemetry;
-use crate::abort::AbortSignal;
+use pi_tool_core::AbortSignal;
 
 /// Where the loop sends its events (Pi's `emit`). The loop awaits every emit before it
 /// moves on.

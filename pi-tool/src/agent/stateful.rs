@@ -22,14 +22,14 @@ use futures::FutureExt;
 
 use super::event::AgentEvent;
 use super::listeners::{AgentListener, AgentSink, Listed, Listener, ListenerId, ListenerResult};
-use super::message::{AssistantMessage, Message, StopReason};
-use super::model::{Model, ThinkingLevel};
+use crate::model::{AssistantMessage, Message, StopReason};
+use crate::model::{Model, ThinkingLevel};
 use super::options::{AgentError, AgentOptions, AgentState, QueueMode};
 use super::run::{
     AgentEventSink, ContinueError, LoopConfig, run_agent_loop, run_agent_loop_continue,
 };
-use crate::abort::{AbortController, AbortSignal};
-use crate::tool::AgentTool;
+use pi_tool_core::{AbortController, AbortSignal};
+use pi_tool_core::AgentTool;
 
 struct Queue {
     mode: QueueMode,
@@ -345,7 +345,7 @@ impl Agent {
         }
     }
 
-    fn begin(&self) -> Result<(AbortSignal, super::Context, LoopConfig), AgentError> {
+    fn begin(&self) -> Result<(AbortSignal, crate::model::Context, LoopConfig), AgentError> {
         let controller = AbortController::new();
         {
             let mut active = lock(&self.inner.active);
@@ -358,7 +358,7 @@ impl Agent {
         state.is_streaming = true;
         state.streaming_message = None;
         state.error_message = None;
-        let context = super::Context {
+        let context = crate::model::Context {
             system_prompt: state.system_prompt.clone(),
             messages: state.messages.clone(),
             tools: state.tools.clone(),
@@ -400,7 +400,7 @@ impl Agent {
                 StopReason::Error
             },
         );
-        message.content = vec![super::message::AssistantContent::text("")];
+        message.content = vec![crate::model::AssistantContent::text("")];
         message.error_message = Some(error);
         let message = Message::from(message);
         let mut sink = AgentSink::new(self, signal.clone());
@@ -460,7 +460,7 @@ impl Agent {
 }
 
 pub(super) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
-    crate::contain::panic_text(panic, "the agent run panicked")
+    pi_tool_core::__runtime::panic_text(panic, "the agent run panicked")
 }
 
 /// Ends the run when the prompt future completes or is dropped (a cancelled prompt

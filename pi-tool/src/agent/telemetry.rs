@@ -53,11 +53,11 @@ use serde_json::Value;
 use tracing::Span;
 use tracing::field::Empty;
 
-use super::message::AssistantMessage;
-use super::model::Model;
+use crate::model::AssistantMessage;
+use crate::model::Model;
 use super::policy::RunPolicy;
-use crate::error::{ToolError, ToolErrorKind};
-use crate::result::JsonToolResult;
+use pi_tool_core::{ToolError, ToolErrorKind};
+use pi_tool_core::JsonToolResult;
 use crate::safety::Redactor;
 
 /// `error.type` of a call that names a tool the host does not have.

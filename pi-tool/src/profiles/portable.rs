@@ -10,8 +10,8 @@ use super::checks::{
 };
 use super::export::{ApiShape, SpecSource};
 use super::{Profile, where_};
-use crate::schema::MAX_DEPTH;
-use crate::schema::keywords::{Step, for_each_child, types_of};
+use pi_tool_core::__runtime::MAX_DEPTH;
+use pi_tool_core::__runtime::keywords::{Step, for_each_child, types_of};
 
 /// The rules a wire schema for `profile` must satisfy that `wire` breaks (empty when it
 /// satisfies all): root shape, allowed keywords and formats, and per provider: closed

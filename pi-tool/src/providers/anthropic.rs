@@ -22,10 +22,8 @@ use self::sse::SseDecoder;
 use super::http::{Http, HttpError, HttpResponse, Timeouts};
 use super::retry::{Attempt, RetryFailure, with_retries};
 use super::stream::{Output, event_stream, failed};
-use crate::abort::AbortSignal;
-use crate::agent::{
-    ApiKey, AssistantMessageStream, Context, Model, StopReason, StreamFn, StreamOptions,
-};
+use pi_tool_core::AbortSignal;
+use crate::model::{ApiKey, AssistantMessageStream, Context, Model, StopReason, StreamFn, StreamOptions};
 
 /// The most of an error body that is read (pi-ai reads it all; a cap keeps a hostile
 /// server from filling memory).
@@ -40,7 +38,7 @@ const ERROR_BODY_LIMIT: usize = 4 << 20;
 ///
 /// ```no_run
 /// use futures::StreamExt;
-/// use pi_tool::agent::{Context, Message, Model, StreamFn, StreamOptions};
+/// use pi_tool::model::{Context, Message, Model, StreamFn, StreamOptions};
 /// use pi_tool::providers::AnthropicMessages;
 ///
 /// # async fn run() {

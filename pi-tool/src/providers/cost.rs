@@ -1,7 +1,7 @@
 //! Usage cost, computed as pi-ai computes it (`calculateCost` in pi-ai's `models.js`),
 //! in the same order of floating-point operations so that the bits match.
 
-use crate::agent::{Model, Usage};
+use crate::model::{Model, Usage};
 
 /// Fills `usage.cost` from the model's prices: the highest price tier whose threshold the
 /// request's input (input + cache read + cache write) exceeds, else the base prices;
@@ -38,18 +38,12 @@ pub(crate) fn calculate_cost(model: &Model, usage: &mut Usage) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::{ModelCost, ModelCostTier};
+    use crate::model::{ModelCost, ModelCostTier};
 
     #[test]
     fn the_bits_are_pi_ais() {
         let mut model = Model::new("m", "anthropic-messages", "anthropic");
-        model.cost = ModelCost {
-            input: 3.0,
-            output: 15.0,
-            cache_read: 0.3,
-            cache_write: 3.75,
-            tiers: None,
-        };
+        model.cost = ModelCost::new(3.0, 15.0, 0.3, 3.75);
         let mut usage = Usage {
             input: 1234,
             output: 56,
@@ -66,16 +60,8 @@ mod tests {
         let mut model = Model::new("m", "openai-responses", "openai");
         model.cost.input = 1.0;
         model.cost.tiers = Some(vec![
-            ModelCostTier {
-                input_tokens_above: 100,
-                input: 2.0,
-                ..Default::default()
-            },
-            ModelCostTier {
-                input_tokens_above: 1000,
-                input: 4.0,
-                ..Default::default()
-            },
+            ModelCostTier::new(100, 2.0, 0.0, 0.0, 0.0),
+            ModelCostTier::new(1000, 4.0, 0.0, 0.0, 0.0),
         ]);
         let mut usage = Usage {
             input: 500,

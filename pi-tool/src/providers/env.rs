@@ -2,7 +2,7 @@
 //! per provider (`OPENAI_API_KEY`, `GROQ_API_KEY`, ...), and for `anthropic` the OAuth
 //! token before the API key.
 
-use crate::agent::{ApiKey, Model, StreamOptions};
+use crate::model::{ApiKey, Model, StreamOptions};
 
 /// The environment variables pi-ai reads for `provider`, in pi-ai's order.
 pub(crate) fn api_key_env_vars(provider: &str) -> &'static [&'static str] {

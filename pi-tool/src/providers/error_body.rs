@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use super::js::stringify;
+use crate::js::stringify;
 use super::openai_sse::ApiError;
 
 /// pi-ai's `MAX_PROVIDER_ERROR_BODY_CHARS`: the body is cut after this many UTF-16 units.

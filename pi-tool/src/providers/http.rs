@@ -11,8 +11,8 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::abort::AbortSignal;
-use crate::agent::StreamOptions;
+use pi_tool_core::AbortSignal;
+use crate::model::StreamOptions;
 
 /// Why a request or its body failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -258,7 +258,7 @@ mod tests {
 
     #[tokio::test]
     async fn an_aborted_signal_wins_before_any_io() {
-        let controller = crate::abort::AbortController::new();
+        let controller = pi_tool_core::AbortController::new();
         controller.abort();
         let http = Http::new();
         let err = http

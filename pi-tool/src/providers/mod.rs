@@ -2,7 +2,7 @@
 //!
 //! A provider turns one model call into an HTTP request (the one pi-ai builds for the
 //! same model, context and options), streams the SSE response, and emits pi-ai's
-//! [`AssistantMessageEvent`](crate::agent::AssistantMessageEvent)s, ending with `done` or
+//! [`AssistantMessageEvent`](crate::model::AssistantMessageEvent)s, ending with `done` or
 //! `error`. Every failure (an HTTP error, a broken stream, a dropped connection, an abort)
 //! ends the stream with an `error` event carrying pi-ai's text; nothing panics and nothing
 //! is thrown. The run's abort signal cancels the request at once.
@@ -15,7 +15,7 @@
 //!
 //! [`Providers`] routes each call by `model.api` to the enabled provider; the feature
 //! `providers` enables all three. API keys come from
-//! [`StreamOptions::api_key`](crate::agent::StreamOptions) or the provider's environment
+//! [`StreamOptions::api_key`](crate::model::StreamOptions) or the provider's environment
 //! variable ([`env_api_key`]), and never appear in an error, an event or `Debug` output.
 //!
 //! The seed's `get_weather` on a registry model (with `ANTHROPIC_API_KEY` set), or on any
@@ -24,7 +24,8 @@
 //! ```no_run
 //! # #[cfg(feature = "providers")]
 //! # async fn run() -> Result<(), pi_tool::agent::AgentError> {
-//! use pi_tool::agent::{Agent, AgentOptions, Model, StreamOptions};
+//! use pi_tool::agent::{Agent, AgentOptions};
+//! use pi_tool::model::{Model, StreamOptions};
 //! use pi_tool::providers::{builtin_models, providers};
 //! use pi_tool::{IntoAgentTool, ToolError, pi_tool};
 //!
@@ -75,7 +76,7 @@ mod error_body;
 #[cfg(any(feature = "openai-completions", feature = "openai-responses"))]
 pub(crate) mod hash;
 mod http;
-pub(crate) mod js;
+
 #[cfg(any(feature = "openai-completions", feature = "openai-responses"))]
 mod js_json;
 mod models;
@@ -93,7 +94,7 @@ pub(crate) mod transform;
 
 use std::sync::Arc;
 
-use crate::agent::{AssistantMessageStream, Context, Model, StreamFn, StreamOptions};
+use crate::model::{AssistantMessageStream, Context, Model, StreamFn, StreamOptions};
 
 #[cfg(feature = "anthropic-messages")]
 pub use anthropic::AnthropicMessages;

@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 use serde::Deserialize;
 use serde::de::{Deserializer, MapAccess, Visitor};
 
-use crate::agent::{Model, ModelCost};
+use crate::model::Model;
 
 /// The generated data: a header (provenance, checksum) and `providers`, in pi-ai's order.
 const BUILTIN_JSON: &str = include_str!("models/builtin.json");
@@ -142,7 +142,7 @@ impl ModelRegistry {
     /// provider with the same id.
     ///
     /// ```
-    /// use pi_tool::agent::Model;
+    /// use pi_tool::model::Model;
     /// use pi_tool::providers::builtin_models;
     ///
     /// let mut models = builtin_models().clone();
@@ -216,84 +216,10 @@ impl<'de> Deserialize<'de> for OrderedProviders {
     }
 }
 
-/// Pi's defaults for a model defined in its `models.json` (pi-coding-agent 0.85.0,
-/// `modelFromJson`): a 128 000-token window, 16 384 output tokens.
-const CUSTOM_CONTEXT_WINDOW: u64 = 128_000;
-const CUSTOM_MAX_TOKENS: u64 = 16_384;
-
-// Shown on `Model`'s page, away from this module: docs.rs badges them with the features.
-#[cfg_attr(
-    docsrs,
-    doc(cfg(any(
-        feature = "anthropic-messages",
-        feature = "openai-completions",
-        feature = "openai-responses"
-    )))
-)]
-impl Model {
-    /// A model Pi's registry does not know, with Pi's defaults for a custom model
-    /// (pi-coding-agent's `models.json`): name = id, no reasoning, text input, zero
-    /// prices, a 128 000-token context window and 16 384 output tokens. Adjust the public
-    /// fields for the server at hand.
-    ///
-    /// `provider` selects the API key's environment variable
-    /// ([`env_api_key`](crate::providers::env_api_key)) and pi-ai's per-provider
-    /// compatibility detection, so name a known provider (`openrouter`, `groq`, ...) when
-    /// the server is one of theirs.
-    ///
-    /// ```
-    /// use pi_tool::agent::Model;
-    ///
-    /// let model = Model::custom("ollama", "openai-completions", "http://127.0.0.1:11434/v1", "qwen3:8b");
-    /// assert_eq!((model.context_window, model.max_tokens), (128_000, 16_384));
-    /// assert_eq!(model.name, "qwen3:8b");
-    /// ```
-    pub fn custom(
-        provider: impl Into<String>,
-        api: impl Into<String>,
-        base_url: impl Into<String>,
-        id: impl Into<String>,
-    ) -> Self {
-        let mut model = Model::new(id, api, provider);
-        model.base_url = base_url.into();
-        model.context_window = CUSTOM_CONTEXT_WINDOW;
-        model.max_tokens = CUSTOM_MAX_TOKENS;
-        model.cost = ModelCost::default();
-        model
-    }
-
-    /// A model on any OpenAI-compatible server (llama.cpp's `llama-server`, Ollama, vLLM,
-    /// LM Studio): API `openai-completions`, provider `openai-compatible`, and the
-    /// defaults of [`Model::custom`]. `base_url` ends where pi-ai appends
-    /// `/chat/completions`, usually in `/v1`.
-    ///
-    /// The provider name has no environment variable, so pass the key (any non-empty
-    /// text for a server that needs none, as pi-ai requires one) in
-    /// [`StreamOptions::api_key`](crate::agent::StreamOptions), or set `provider` to one
-    /// whose variable you use.
-    ///
-    /// A small local window is no reason to shrink `context_window` to the server's
-    /// `-c`: pi-ai clamps the requested output to `context_window - input - 4096`, so a
-    /// 4096-token window asks for a single token.
-    ///
-    /// ```
-    /// use pi_tool::agent::Model;
-    ///
-    /// let mut model = Model::openai_compatible("http://127.0.0.1:8080/v1", "smol");
-    /// model.max_tokens = 128;
-    /// assert_eq!(model.api, "openai-completions");
-    /// assert_eq!(model.provider, "openai-compatible");
-    /// assert_eq!(model.base_url, "http://127.0.0.1:8080/v1");
-    /// ```
-    pub fn openai_compatible(base_url: impl Into<String>, id: impl Into<String>) -> Self {
-        Model::custom("openai-compatible", "openai-completions", base_url, id)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::ModelCostTier;
+    use crate::model::{ModelCost, ModelCostTier};
 
     #[test]
     fn the_data_parses_with_every_provider_in_pi_ais_order() {
@@ -350,13 +276,7 @@ mod tests {
         assert_eq!(model.input, ["text", "image"]);
         assert_eq!(
             model.cost,
-            ModelCost {
-                input: 3.0,
-                output: 15.0,
-                cache_read: 0.3,
-                cache_write: 3.75,
-                tiers: None
-            }
+            ModelCost::new(3.0, 15.0, 0.3, 3.75)
         );
         // pi-ai 0.85.0's data gives the 1M window (Anthropic's long-context beta is GA).
         assert_eq!(model.context_window, 1_000_000);
@@ -410,13 +330,7 @@ mod tests {
         let model = builtin_models().get_model("openai", "gpt-5.4").unwrap();
         assert_eq!(
             model.cost.tiers,
-            Some(vec![ModelCostTier {
-                input_tokens_above: 272_000,
-                input: 5.0,
-                output: 22.5,
-                cache_read: 0.5,
-                cache_write: 0.0
-            }])
+            Some(vec![ModelCostTier::new(272_000, 5.0, 22.5, 0.5, 0.0)])
         );
     }
 

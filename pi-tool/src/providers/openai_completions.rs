@@ -22,9 +22,7 @@ use self::request::Prepared;
 use super::http::{Http, HttpError};
 use super::openai_sse::{OpenAiSse, SseError, SseItem, SseMessage, SseStream};
 use super::stream::{Output, event_stream, failed};
-use crate::agent::{
-    ApiKey, AssistantMessageStream, Context, Model, StopReason, StreamFn, StreamOptions,
-};
+use crate::model::{ApiKey, AssistantMessageStream, Context, Model, StopReason, StreamFn, StreamOptions};
 
 pub use self::compat::OpenAiCompletionsCompat;
 
@@ -40,7 +38,7 @@ pub use self::compat::OpenAiCompletionsCompat;
 ///
 /// ```no_run
 /// use futures::StreamExt;
-/// use pi_tool::agent::{Context, Message, Model, StreamFn, StreamOptions};
+/// use pi_tool::model::{Context, Message, Model, StreamFn, StreamOptions};
 /// use pi_tool::providers::OpenAiCompletions;
 ///
 /// # async fn run() {

@@ -28,9 +28,7 @@ mod value;
 
 use serde::{Deserialize, Serialize};
 
-use crate::agent::{
-    ApiKey, AssistantMessageStream, Context, Model, StopReason, StreamFn, StreamOptions,
-};
+use crate::model::{ApiKey, AssistantMessageStream, Context, Model, StopReason, StreamFn, StreamOptions};
 use crate::providers::env::resolve_api_key;
 use crate::providers::error_body::{format_provider_error, normalize_api_error};
 use crate::providers::http::{Http, HttpError, HttpResponse};

@@ -12,7 +12,7 @@
 
 use serde_json::Value;
 
-use super::js::stringify as js_stringify;
+use crate::js::stringify as js_stringify;
 
 /// One server-sent event: its `event:` name and its `data:` lines joined by `\n`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -18,12 +18,10 @@
 
 use serde_json::{Map, Value};
 
-use super::js::{stringify, utf16_len};
+use crate::js::{stringify, utf16_len};
 use crate::AgentTool;
-use crate::agent::{
-    AssistantContent, Context, Message, Model, StopReason, StreamOptions, ThinkingLevel, Usage,
-};
-use crate::content::Content;
+use crate::model::{AssistantContent, Context, Message, Model, StopReason, StreamOptions, ThinkingLevel, Usage};
+use pi_tool_core::Content;
 
 const CHARS_PER_TOKEN: u64 = 4;
 const ESTIMATED_IMAGE_CHARS: u64 = 4800;
@@ -362,9 +360,10 @@ mod tests {
                 case["messages"].as_array().map_or(0, Vec::len),
                 "case {i} reads"
             );
-            let window = |context_window| Model {
-                context_window,
-                ..Model::default()
+            let window = |context_window| {
+                let mut model = Model::default();
+                model.context_window = context_window;
+                model
             };
             let actual = (
                 estimate_context_tokens(&context),
@@ -441,7 +440,7 @@ mod tests {
         options.sampling_params = map(serde_json::json!({"min_p": 0.1, "top_p": 0.5}));
         let merged = merged_sampling_params(&model, &options).unwrap_or_default();
         assert_eq!(
-            crate::providers::js::stringify(&Value::Object(merged)),
+            crate::js::stringify(&Value::Object(merged)),
             r#"{"top_p":0.5,"top_k":40,"min_p":0.1}"#
         );
         model.max_tokens = 300;

@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use crate::schema::js::js_trim;
+use crate::js::js_trim;
 
 /// `JSON.parse(text)` under Node 22: JavaScript's value (see the module doc for
 /// numbers, key order and surrogates), or V8's `SyntaxError` message. (The OpenAI SDK's

@@ -8,8 +8,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use std::future::Future;
 
-use crate::abort::AbortSignal;
-use crate::agent::StreamOptions;
+use pi_tool_core::AbortSignal;
+use crate::model::StreamOptions;
 
 /// pi-ai's default cap on a server-requested retry delay.
 const DEFAULT_MAX_RETRY_DELAY_MS: f64 = 60_000.0;
@@ -148,7 +148,7 @@ fn to_duration(ms: f64) -> Duration {
 
 /// `Number.parseFloat`: the longest leading decimal literal, after white space.
 fn parse_float(text: &str) -> Option<f64> {
-    let text = text.trim_start_matches(crate::schema::js::is_js_space);
+    let text = text.trim_start_matches(crate::js::is_js_space);
     if text.starts_with("Infinity") || text.starts_with("+Infinity") {
         return Some(f64::INFINITY);
     }

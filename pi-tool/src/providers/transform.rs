@@ -19,13 +19,10 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use crate::agent::message::now_millis;
-use crate::agent::{
-    AssistantContent, AssistantMessage, Message, Model, StopReason, ToolCall, ToolResultMessage,
-    UserMessage,
-};
-use crate::content::Content;
-use crate::schema::js::js_trim;
+use crate::model::now_millis;
+use crate::model::{AssistantContent, AssistantMessage, Message, Model, StopReason, ToolCall, ToolResultMessage, UserMessage};
+use pi_tool_core::Content;
+use crate::js::js_trim;
 
 const NON_VISION_USER_IMAGE_PLACEHOLDER: &str = "(image omitted: model does not support images)";
 const NON_VISION_TOOL_IMAGE_PLACEHOLDER: &str =
@@ -316,7 +313,7 @@ mod tests {
                 message["timestamp"] = Value::from(0);
             }
         }
-        serde_json::from_str(&crate::providers::js::stringify(&value)).unwrap_or_default()
+        serde_json::from_str(&crate::js::stringify(&value)).unwrap_or_default()
     }
 
     /// One transcript through pi-ai 0.85.0's transformMessages (recorded by

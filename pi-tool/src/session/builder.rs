@@ -18,13 +18,14 @@ use super::hooks::{SessionForwarder, SessionHooks};
 use super::prompt::{PromptTemplate, SystemPrompt};
 use super::registry::ToolFilter;
 use super::shared::{Shared, SharedParts};
-use crate::agent::{Agent, AgentOptions, Model, RunPolicy, StreamFn, StreamOptions};
+use crate::agent::{Agent, AgentOptions, RunPolicy};
+use crate::model::{Model, StreamFn, StreamOptions};
 use crate::context::{ExtensionUi, Mode};
-use crate::mode::ToolExecutionMode;
+use pi_tool_core::ToolExecutionMode;
 use crate::pack::ToolOwner;
 use crate::safety::{Redactor, ResultBudget};
 use crate::schema::ArgumentLimits;
-use crate::tool::{AgentTool, IntoAgentTool};
+use pi_tool_core::{AgentTool, IntoAgentTool};
 
 impl AgentSession {
     /// Starts a session on this model implementation (a provider, or

@@ -18,7 +18,7 @@ use super::facade::ActiveToolsChange;
 use super::handlers::{ToolCallHandler, ToolExecutionHandler, ToolResultHandler};
 use super::shared::Shared;
 use crate::pack::ToolOwner;
-use crate::tool::IntoAgentTool;
+use pi_tool_core::IntoAgentTool;
 
 /// Pi's message for an action method called while extensions load.
 pub const NOT_INITIALIZED_MESSAGE: &str =

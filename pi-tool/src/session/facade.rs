@@ -17,7 +17,7 @@ use super::shared::{Shared, lock};
 use super::store::SessionManager;
 use crate::agent::{Agent, AgentEvent};
 use crate::context::{ExtensionContext, ExtensionUi, Mode};
-use crate::tool::AgentTool;
+use pi_tool_core::AgentTool;
 /// A failing extension handler, reported to the session's subscribers (Pi's
 /// `bindExtensions({onError})`).
 #[derive(Debug, Clone, PartialEq, Eq)]

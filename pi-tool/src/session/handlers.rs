@@ -24,11 +24,12 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::agent::{AfterToolCallResult, AgentEvent, BeforeToolCallResult};
-use crate::content::Content;
+use pi_tool_core::Content;
 use crate::context::ExtensionContext;
-use crate::details::JsonDetails;
-use crate::error::ToolError;
-use crate::tool::{Tool, deserialize_params};
+use pi_tool_core::JsonDetails;
+use pi_tool_core::ToolError;
+use crate::schema::deserialize_params;
+use pi_tool_core::Tool;
 
 /// A `tool_call` handler's decision (Pi's `{block, reason, terminate}`): the agent's
 /// [`BeforeToolCallResult`], under the session's name.
@@ -200,7 +201,7 @@ where
 }
 
 pub(crate) fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
-    crate::contain::panic_text(panic, "the handler panicked")
+    pi_tool_core::__runtime::panic_text(panic, "the handler panicked")
 }
 
 /// Runs the `tool_call` chain: the first block wins; an error (or panic) blocks.

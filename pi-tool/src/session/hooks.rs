@@ -13,13 +13,10 @@ use super::handlers::{
     ToolCallEvent, ToolCallHandler, ToolResultEvent, ToolResultHandler, panic_text,
     run_tool_call_chain, run_tool_result_chain,
 };
-use crate::abort::AbortSignal;
-use crate::agent::{
-    AfterToolCall, AfterToolCallContext, AfterToolCallResult, AgentEvent, AgentListener,
-    BeforeToolCall, BeforeToolCallContext, BeforeToolCallResult, CompletedTurn, Context,
-    ListenerResult, NextTurn, PrepareNextTurn,
-};
-use crate::error::ToolError;
+use pi_tool_core::AbortSignal;
+use crate::agent::{AfterToolCall, AfterToolCallContext, AfterToolCallResult, AgentEvent, AgentListener, BeforeToolCall, BeforeToolCallContext, BeforeToolCallResult, CompletedTurn, ListenerResult, NextTurn, PrepareNextTurn};
+use crate::model::Context;
+use pi_tool_core::ToolError;
 
 use super::facade::{ExtensionErrorEvent, SessionEvent};
 use super::shared::{Shared, lock};

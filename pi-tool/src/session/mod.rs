@@ -26,7 +26,7 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use pi_tool::agent::AssistantContent;
+//! use pi_tool::model::AssistantContent;
 //! use pi_tool::testing::{FauxModel, FauxTurn};
 //! use pi_tool::session::{AgentSession, FnExtension, ToolCallDecision, ToolCallEvent};
 //! use pi_tool::{AgentTool, json};

@@ -29,7 +29,7 @@
 
 use std::path::Path;
 
-use crate::tool::ToolSpec;
+use pi_tool_core::ToolSpec;
 
 /// The first fixed guideline (Pi's text).
 pub const GUIDELINE_CONCISE: &str = "Be concise in your responses";

@@ -16,7 +16,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::pack::{PackError, ToolOwner};
-use crate::tool::AgentTool;
+use pi_tool_core::AgentTool;
 
 /// The owner of the builder's custom tools.
 pub const CUSTOM_TOOLS_OWNER: &str = "custom tools";
@@ -212,7 +212,7 @@ mod tests {
                 let schema = Arc::new(crate::schema::ToolSchema::from_json(
                     serde_json::json!({"type": "object"}),
                 ));
-                let spec = crate::tool::ToolSpec::new(*n, "d", schema);
+                let spec = pi_tool_core::ToolSpec::new(*n, "d", schema);
                 RegisteredTool {
                     definition: Arc::new(SpecOnly(spec)) as Arc<dyn AgentTool>,
                     owner: ToolOwner::new("o"),
@@ -222,18 +222,18 @@ mod tests {
             .collect()
     }
 
-    struct SpecOnly(crate::tool::ToolSpec);
+    struct SpecOnly(pi_tool_core::ToolSpec);
 
     #[async_trait::async_trait]
     impl AgentTool for SpecOnly {
-        fn spec(&self) -> &crate::tool::ToolSpec {
+        fn spec(&self) -> &pi_tool_core::ToolSpec {
             &self.0
         }
         async fn execute(
             &self,
             _call: crate::ToolInvocation<'_>,
-        ) -> Result<crate::result::JsonToolResult, crate::error::ToolError> {
-            Ok(crate::result::JsonToolResult::error("unused"))
+        ) -> Result<pi_tool_core::JsonToolResult, pi_tool_core::ToolError> {
+            Ok(pi_tool_core::JsonToolResult::error("unused"))
         }
     }
 

@@ -13,13 +13,15 @@ use super::registry::{
     check_unique, next_active,
 };
 use super::store::SessionManager;
-use crate::abort::AbortSignal;
-use crate::agent::{Agent, Model};
-use crate::context::{ExtensionContext, ExtensionUi, Mode, SessionLink};
-use crate::error::ToolError;
+use pi_tool_core::AbortSignal;
+use crate::agent::Agent;
+use crate::model::Model;
+use crate::context::{ExtensionContext, ExtensionUi, Mode};
+use pi_tool_core::__runtime::SessionLink;
+use pi_tool_core::ToolError;
 use crate::pack::{ToolOwner, check_tool_name};
 use crate::safety::Redactor;
-use crate::tool::{AgentTool, ToolSpec};
+use pi_tool_core::{AgentTool, ToolSpec};
 
 use super::facade::{ActiveToolsChange, SessionEvent, SubscriptionId};
 use super::tool::SessionTool;

@@ -7,7 +7,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::agent::Message;
+use crate::model::Message;
 
 /// An in-memory transcript store. Cheap to clone; clones share the entries.
 #[derive(Clone, Default)]

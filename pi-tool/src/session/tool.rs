@@ -7,9 +7,9 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use super::SessionError;
-use crate::error::ToolError;
-use crate::result::JsonToolResult;
-use crate::tool::{AgentTool, ToolInvocation, ToolSpec};
+use pi_tool_core::ToolError;
+use pi_tool_core::JsonToolResult;
+use pi_tool_core::{AgentTool, ToolInvocation, ToolSpec};
 
 use super::shared::Shared;
 

@@ -11,14 +11,14 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::abort::AbortSignal;
-use crate::contain::call_contained;
-use crate::details::JsonDetails;
-use crate::error::ToolError;
-use crate::result::{AgentToolResult, JsonToolResult};
+use pi_tool_core::AbortSignal;
+use pi_tool_core::call_contained;
+use pi_tool_core::JsonDetails;
+use pi_tool_core::ToolError;
+use pi_tool_core::{AgentToolResult, JsonToolResult};
 use crate::schema::ArgumentLimits;
-use crate::tool::{AgentTool, IntoAgentTool, Tool, ToolInvocation};
-use crate::update::OnUpdate;
+use pi_tool_core::{AgentTool, IntoAgentTool, Tool, ToolInvocation};
+use pi_tool_core::OnUpdate;
 
 /// Calls a typed tool with typed params, through the real call path.
 ///

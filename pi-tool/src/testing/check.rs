@@ -6,8 +6,9 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::agent::{Agent, AgentOptions, Message};
-use crate::tool::AgentTool;
+use crate::agent::{Agent, AgentOptions};
+use crate::model::Message;
+use pi_tool_core::AgentTool;
 
 use super::model::{GeneratedCall, IntoTools, SchemaModel, SkippedCase};
 

@@ -22,11 +22,9 @@ use std::time::Duration;
 use futures::Stream;
 use serde::Deserialize;
 
-use crate::abort::AbortSignal;
-use crate::agent::{AssistantContent, AssistantMessage, Message, StopReason};
-use crate::agent::{
-    AssistantMessageEvent, AssistantMessageStream, Context, Model, StreamFn, StreamOptions,
-};
+use pi_tool_core::AbortSignal;
+use crate::model::{AssistantContent, AssistantMessage, Message, StopReason};
+use crate::model::{AssistantMessageEvent, AssistantMessageStream, Context, Model, StreamFn, StreamOptions};
 
 /// The text of the aborted message the faux model streams when its signal is aborted.
 pub const REQUEST_ABORTED: &str = "Request was aborted";
@@ -370,7 +368,7 @@ impl FauxStream {
                 self.arguments = std::mem::replace(&mut call.arguments, self.no_arguments.clone());
                 partial
                     .content
-                    .push(AssistantContent::ToolCall(crate::agent::ToolCall {
+                    .push(AssistantContent::ToolCall(crate::model::ToolCall {
                         id: std::mem::take(&mut call.id),
                         name: std::mem::take(&mut call.name),
                         arguments: self.no_arguments.clone(),
@@ -389,7 +387,7 @@ impl FauxStream {
                     Kind::ToolcallEnd(c.clone())
                 }
                 // The partial always holds the block streamed at step 0.
-                _ => Kind::ToolcallEnd(crate::agent::ToolCall {
+                _ => Kind::ToolcallEnd(crate::model::ToolCall {
                     id: Arc::from(""),
                     name: Arc::from(""),
                     arguments: self.arguments.clone(),
@@ -499,7 +497,7 @@ enum Kind {
     ThinkingEnd(String),
     ToolcallStart,
     ToolcallDelta(String),
-    ToolcallEnd(crate::agent::ToolCall),
+    ToolcallEnd(crate::model::ToolCall),
 }
 
 impl Stream for FauxStream {

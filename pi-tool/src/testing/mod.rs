@@ -12,7 +12,7 @@
 //!   updates and the result or the error, with typed details when the details type is
 //!   `Deserialize`. [`call_json`] sends raw JSON arguments instead (to test the validation
 //!   text a model gets), [`call_tool`] calls an `Arc<dyn AgentTool>`.
-//! * [`SchemaModel`] is a model (a [`StreamFn`](crate::agent::StreamFn)) in the spirit of
+//! * [`SchemaModel`] is a model (a [`StreamFn`](crate::model::StreamFn)) in the spirit of
 //!   pydantic-ai's `TestModel`: it calls every tool it is given with arguments generated
 //!   from the tool's own schema (every property, the bounds, enums, formats, optional
 //!   properties present and absent, union branches, nested and recursive types), through

@@ -6,12 +6,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::agent::{
-    AssistantContent, AssistantMessageStream, Context, Model, StreamFn, StreamOptions,
-};
+use crate::model::{AssistantContent, AssistantMessageStream, Context, Model, StreamFn, StreamOptions};
 use crate::pack::ToolPack;
 use crate::testing::{FauxModel, FauxTurn};
-use crate::tool::AgentTool;
+use pi_tool_core::AgentTool;
 
 use super::generate;
 

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use pi_tool::Content;
-use pi_tool::agent::{ApiKey, Message, Model, StreamOptions};
+use pi_tool::model::{ApiKey, Message, Model, StreamOptions};
 
 use super::Answer;
 

@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use super::compat::AnthropicCompat;
 use super::messages::{convert_messages, insert_thinking_level_messages, normalize_tool_call_id};
 use super::tools::{convert_tools, split_deferred_tools, to_claude_code_name};
-use crate::agent::{AssistantMessage, Context, Model, ToolChoice};
+use crate::model::{AssistantMessage, Context, Model, ToolChoice};
 use crate::providers::transform::transform_messages;
 
 /// What `buildParams` needs besides the model and context.

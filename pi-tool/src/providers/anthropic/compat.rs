@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::agent::{Model, ModelCost};
+use crate::model::{Model, ModelCost};
 
 /// A model the server may fall back to (`compat.allowedFallbackModels[]`).
 #[derive(Debug, Clone, PartialEq)]

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::providers::js::stringify;
+use crate::js::stringify;
 
 /// JavaScript truthiness of a parsed JSON value.
 fn truthy(value: &Value) -> bool {

@@ -6,7 +6,7 @@
 //! the request's `anthropic-beta` in that order, case-insensitively, a later source
 //! replacing an earlier one and a `null` value removing the header.
 
-use crate::agent::{ApiKey, Model};
+use crate::model::{ApiKey, Model};
 
 /// A header source: names as given, `None` removes.
 pub(super) type HeaderSource = Vec<(String, Option<String>)>;

@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 use super::body::{BodyInputs, build_params};
 use super::compat::AnthropicCompat;
 use super::headers::{Auth, HeaderInputs, HeaderSource, request_headers};
-use crate::agent::{ApiKey, CacheRetention, Context, Message, Model, StreamOptions, ThinkingLevel};
-use crate::content::Content;
+use crate::model::{ApiKey, CacheRetention, Context, Message, Model, StreamOptions, ThinkingLevel};
+use pi_tool_core::Content;
 use crate::providers::env::resolve_api_key;
 use crate::providers::http::user_agent;
 use crate::providers::options::{
@@ -114,7 +114,7 @@ fn has_header(options: &StreamOptions, name: &str) -> bool {
         key.eq_ignore_ascii_case(name)
             && value
                 .as_deref()
-                .is_some_and(|v| !crate::schema::js::js_trim(v).is_empty())
+                .is_some_and(|v| !crate::js::js_trim(v).is_empty())
     })
 }
 

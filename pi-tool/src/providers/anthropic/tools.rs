@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 
 use super::compat::AnthropicCompat;
 use crate::AgentTool;
-use crate::agent::Message;
+use crate::model::Message;
 
 /// Claude Code's tool names (pi-ai's stealth mode for OAuth tokens), canonical casing.
 const CLAUDE_CODE_TOOLS: [&str; 17] = [

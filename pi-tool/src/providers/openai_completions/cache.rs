@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use super::compat::Compat;
-use crate::agent::CacheRetention;
+use crate::model::CacheRetention;
 
 /// `getCompatCacheControl`.
 pub(super) fn cache_control(compat: &Compat, retention: CacheRetention) -> Option<Value> {

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::agent::Model;
+use crate::model::Model;
 
 /// Compatibility switches of an OpenAI Chat Completions server (pi-ai's
 /// `OpenAICompletionsCompat`), read from [`Model::compat`]. Every field is optional: an

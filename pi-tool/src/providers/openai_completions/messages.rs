@@ -5,10 +5,10 @@ use serde_json::{Map, Value, json};
 use super::compat::Compat;
 use super::details::{parse_legacy_encrypted_detail, parse_reasoning_details};
 use super::request::convert_tools;
-use crate::agent::{AssistantContent, AssistantMessage, Context, Message, Model};
-use crate::content::Content;
+use crate::model::{AssistantContent, AssistantMessage, Context, Message, Model};
+use pi_tool_core::Content;
 use crate::providers::hash::short_hash;
-use crate::providers::js::stringify;
+use crate::js::stringify;
 use crate::providers::transform::transform_messages;
 
 /// The assistant fields a thinking signature may name (`OPENAI_COMPLETIONS_REASONING_FIELDS`).
@@ -140,7 +140,7 @@ fn convert_assistant(model: &Model, compat: &Compat, msg: &AssistantMessage) -> 
         .content
         .iter()
         .filter_map(|block| match block {
-            AssistantContent::Text { text, .. } if !crate::schema::js::js_trim(text).is_empty() => {
+            AssistantContent::Text { text, .. } if !crate::js::js_trim(text).is_empty() => {
                 Some(text.as_str())
             }
             _ => None,
@@ -159,7 +159,7 @@ fn convert_assistant(model: &Model, compat: &Compat, msg: &AssistantMessage) -> 
             _ => None,
         })
         .collect();
-    let tool_calls: Vec<&crate::agent::ToolCall> = msg
+    let tool_calls: Vec<&crate::model::ToolCall> = msg
         .content
         .iter()
         .filter_map(|block| match block {
@@ -177,7 +177,7 @@ fn convert_assistant(model: &Model, compat: &Compat, msg: &AssistantMessage) -> 
     let preserved = signed.or((!legacy.is_empty()).then_some(legacy));
     let non_empty: Vec<&(&str, Option<&str>)> = thinking
         .iter()
-        .filter(|(text, _)| !crate::schema::js::js_trim(text).is_empty())
+        .filter(|(text, _)| !crate::js::js_trim(text).is_empty())
         .collect();
     if !non_empty.is_empty() {
         if compat.requires_thinking_as_text {

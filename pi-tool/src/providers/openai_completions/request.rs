@@ -9,7 +9,7 @@ use super::compat::Compat;
 use super::messages::convert_messages;
 use super::thinking::{apply_thinking, clamp_thinking_level, thinking_budget};
 use crate::AgentTool;
-use crate::agent::{ApiKey, CacheRetention, Context, Message, Model, StreamOptions, ToolChoice};
+use crate::model::{ApiKey, CacheRetention, Context, Message, Model, StreamOptions, ToolChoice};
 use crate::providers::http::user_agent;
 use crate::providers::options::{base_max_tokens, merged_sampling_params};
 
@@ -55,7 +55,7 @@ pub(super) fn prepare(
     Ok(Prepared {
         url: chat_completions_url(&model.base_url),
         headers: headers(model, context, options, &compat, session, api_key),
-        body: crate::providers::js::stringify(&Value::Object(body)).into_bytes(),
+        body: crate::js::stringify(&Value::Object(body)).into_bytes(),
         compat,
         api_key: api_key.clone(),
     })
@@ -137,10 +137,10 @@ fn copilot_headers(messages: &[Message], list: &mut HeaderList) {
     };
     list.set("x-initiator", Some(initiator.to_owned()));
     list.set("openai-intent", Some("conversation-edits".to_owned()));
-    let image = |content: &[crate::content::Content]| {
+    let image = |content: &[pi_tool_core::Content]| {
         content
             .iter()
-            .any(|c| matches!(c, crate::content::Content::Image { .. }))
+            .any(|c| matches!(c, pi_tool_core::Content::Image { .. }))
     };
     let vision = messages.iter().any(|message| match message {
         Message::User(user) => !user.plain_text && image(&user.content),
@@ -172,7 +172,7 @@ pub(super) fn has_header(options: &StreamOptions, name: &str) -> bool {
         key.eq_ignore_ascii_case(name)
             && value
                 .as_deref()
-                .is_some_and(|v| !crate::schema::js::js_trim(v).is_empty())
+                .is_some_and(|v| !crate::js::js_trim(v).is_empty())
     })
 }
 
@@ -182,7 +182,7 @@ fn has_tool_history(messages: &[Message]) -> bool {
         Message::Assistant(assistant) => assistant
             .content
             .iter()
-            .any(|block| matches!(block, crate::agent::AssistantContent::ToolCall(_))),
+            .any(|block| matches!(block, crate::model::AssistantContent::ToolCall(_))),
         Message::User(_) => false,
     })
 }
@@ -231,7 +231,7 @@ fn build_params(
     if let Some(temperature) = options.temperature {
         params.insert(
             "temperature".into(),
-            crate::schema::js::number_value(temperature),
+            crate::js::number_value(temperature),
         );
     }
     let deferred = if compat.deferred_tools_mode.as_deref() == Some("kimi") {

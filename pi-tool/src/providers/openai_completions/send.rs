@@ -5,11 +5,11 @@
 use serde_json::Value;
 
 use super::request::Prepared;
-use crate::abort::AbortSignal;
-use crate::agent::StreamOptions;
+use pi_tool_core::AbortSignal;
+use crate::model::StreamOptions;
 use crate::providers::error_body::{format_provider_error, normalize_api_error};
 use crate::providers::http::{Http, HttpError, HttpResponse, Timeouts};
-use crate::providers::js::stringify;
+use crate::js::stringify;
 use crate::providers::openai_sse::{ApiError, js_truthy};
 use crate::providers::retry::{Attempt, RetryFailure, with_retries};
 

@@ -5,7 +5,7 @@
 use serde_json::{Map, Value, json};
 
 use super::compat::Compat;
-use crate::agent::{Model, ThinkingLevel};
+use crate::model::{Model, ThinkingLevel};
 use crate::providers::openai_sse::js_truthy;
 use crate::providers::options::{clamp_thinking_budget_to_answer_room, thinking_budget_for_level};
 

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::agent::{Model, Usage};
+use crate::model::{Model, Usage};
 use crate::providers::cost::calculate_cost;
 
 /// `parseChunkUsage`: input excludes cache reads and writes; `reasoning` is the

@@ -11,12 +11,13 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value, json};
 
-use crate::agent::{AssistantContent, AssistantMessage, Message, Model};
-use crate::content::Content;
+use crate::model::{AssistantContent, AssistantMessage, Message, Model};
+use pi_tool_core::Content;
 use crate::providers::hash::short_hash;
-use crate::providers::js::utf16_len;
+use crate::js::utf16_len;
 use crate::providers::transform::transform_messages;
-use crate::providers::{js, js_json};
+use crate::js;
+use crate::providers::js_json;
 
 /// A tool as the request shows it: pi-ai's `Tool` (`{name, description, parameters}`).
 #[derive(Debug, Clone, Copy)]
@@ -475,13 +476,13 @@ mod tests {
         let model = Model::new("gpt-5-mini", "openai-responses", "openai");
         let source = AssistantMessage::empty(
             &Model::new("claude", "anthropic-messages", "anthropic"),
-            crate::agent::StopReason::ToolUse,
+            crate::model::StopReason::ToolUse,
         );
         let id = normalize_tool_call_id("call_1|rs_weird/id", &model, &source);
         assert_eq!(id, format!("call_1|fc_{}", short_hash("rs_weird/id")));
         let same_api = AssistantMessage::empty(
             &Model::new("gpt-4o", "openai-responses", "openai"),
-            crate::agent::StopReason::ToolUse,
+            crate::model::StopReason::ToolUse,
         );
         assert_eq!(
             normalize_tool_call_id("call_1|item.2", &model, &same_api),

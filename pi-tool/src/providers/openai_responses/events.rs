@@ -14,11 +14,12 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::value::{MapKey, display, join_element, member, optional, string, truthy};
-use crate::agent::{AssistantContent, Model, StopReason, ToolCall};
+use crate::model::{AssistantContent, Model, StopReason, ToolCall};
 use crate::providers::cost::calculate_cost;
 use crate::providers::partial_json::{StreamingArguments, parse_streaming_json};
 use crate::providers::stream::Output;
-use crate::providers::{js, js_json};
+use crate::js;
+use crate::providers::js_json;
 
 /// The state of one stream: open slots, reasoning blocks by item id, whether a terminal
 /// response event arrived.
@@ -694,7 +695,7 @@ fn apply_service_tier_pricing(out: &mut Output, model: &Model, service_tier: Opt
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::{AssistantMessage, AssistantMessageEvent};
+    use crate::model::{AssistantMessage, AssistantMessageEvent};
     use crate::providers::stream::event_stream;
     use futures::StreamExt;
     use serde_json::json;

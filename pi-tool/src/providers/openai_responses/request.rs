@@ -11,12 +11,10 @@ use super::convert::{
     ConvertOptions, DeferredToolsMode, ToolOptions, WireTool, convert_messages, convert_tools,
     split_deferred_tools,
 };
-use crate::agent::{
-    ApiKey, CacheRetention, Context, Message, Model, StreamOptions, ThinkingLevel, ToolChoice,
-};
-use crate::content::Content;
+use crate::model::{ApiKey, CacheRetention, Context, Message, Model, StreamOptions, ThinkingLevel, ToolChoice};
+use pi_tool_core::Content;
 use crate::providers::http::user_agent;
-use crate::providers::js;
+use crate::js;
 use crate::providers::options::{base_max_tokens, merged_sampling_params};
 
 /// OpenAI Responses rejects `max_output_tokens` below 16.

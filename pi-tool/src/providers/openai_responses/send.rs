@@ -4,8 +4,8 @@
 //! `retry-after`), and each failure as the text pi-ai shows.
 
 use super::request::Request;
-use crate::abort::AbortSignal;
-use crate::agent::StreamOptions;
+use pi_tool_core::AbortSignal;
+use crate::model::StreamOptions;
 use crate::providers::error_body::{format_provider_error, normalize_api_error};
 use crate::providers::http::{Http, HttpError, HttpResponse, Timeouts};
 use crate::providers::openai_sse::ApiError;

@@ -37,7 +37,7 @@
 use serde_json::{Map, Value};
 
 use super::v8::{MAX_DEPTH, is_index_key, js_ordered, parse_value};
-use crate::schema::js::js_trim;
+use crate::js::js_trim;
 
 /// An exception in the JavaScript parser (`PartialJSON`, `MalformedJSON` or a
 /// `SyntaxError` from one of its `JSON.parse` calls).

@@ -4,7 +4,7 @@ use std::time::Instant;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::providers::js::stringify;
+use crate::js::stringify;
 
 fn corpus() -> Value {
     let path =

@@ -17,7 +17,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::schema::js::{js_keys, number_value};
+use crate::js::{js_keys, number_value};
 
 /// Nesting deeper than this is refused (see the module doc); real arguments and events
 /// nest a handful of levels. 128 is `serde_json`'s own limit and the validator's

@@ -23,7 +23,7 @@ use serde_json::Value;
 
 use super::check;
 use super::compile::{Compiled, Node, NodeId, PiItems, PiType};
-use super::js;
+use crate::js;
 
 /// Coerces `value` in place, as Pi's `coerceWithJsonSchema(value, schema)` does (Pi returns
 /// a new value for primitives and mutates objects and arrays; writing through `&mut` is the

@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 
 use super::check::{self, Checker, Eval, MAX_FRAMES, first_duplicates, is_declared, type_matches};
 use super::compile::{Compiled, Dependency, Items, Keywords, Node, NodeId, TypeKeyword};
-use super::js;
+use crate::js;
 
 /// TypeBox's `Settings.maxErrors`: later errors are dropped.
 pub(crate) const MAX_ERRORS: usize = 8;

@@ -7,7 +7,7 @@
 use serde_json::{Map, Value};
 
 use super::compile::{Compiled, Dependency, Items, Keywords, Node, NodeId, PlainObject, ty};
-use super::js;
+use crate::js;
 
 /// How many nested schema evaluations one check may make before it gives up (a schema such as
 /// `{"allOf": [{"$ref": "#"}]}` would otherwise recurse forever; arguments themselves are

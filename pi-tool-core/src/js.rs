@@ -1,5 +1,7 @@
-//! JavaScript value semantics the pipeline must reproduce: `Number(string)`, `String(number)`,
-//! `===` / deep equality on JSON values, TypeBox's string length, and `JSON.stringify(v, null, 2)`.
+//! JavaScript value semantics pi-tool must reproduce, in one place for the schema pipeline,
+//! the providers and the conformance runner: `Number(string)`, `String(number)`, `trim`,
+//! `===` / deep equality on JSON values, TypeBox's string length, `text.length`, the key order
+//! of objects, and `JSON.stringify` (compact, and `(v, null, 2)`).
 //!
 //! Pi is written in JavaScript, where a JSON number is one IEEE-754 double: `5.0` and `5` are the
 //! same value, `String(1e21)` is `"1e+21"`, and `Number(" 0x10 ")` is 16. serde_json keeps integers
@@ -8,12 +10,12 @@
 use serde_json::{Map, Number, Value};
 
 /// A JSON number as JavaScript sees it (always a double).
-pub(crate) fn as_f64(n: &Number) -> f64 {
+pub fn as_f64(n: &Number) -> f64 {
     n.as_f64().unwrap_or(f64::NAN)
 }
 
 /// `Number.isInteger` for a JSON number.
-pub(crate) fn is_integer(n: &Number) -> bool {
+pub fn is_integer(n: &Number) -> bool {
     if n.is_i64() || n.is_u64() {
         return true;
     }
@@ -23,7 +25,7 @@ pub(crate) fn is_integer(n: &Number) -> bool {
 
 /// The JSON value of a double, as JavaScript would print it: integral values become integers
 /// (so `5.0` prints `5` and deserialises into `u32`), others stay floats.
-pub(crate) fn number_value(f: f64) -> Value {
+pub fn number_value(f: f64) -> Value {
     if f.is_finite() && f.trunc() == f {
         if f == 0.0 {
             return Value::from(0u64);
@@ -39,7 +41,7 @@ pub(crate) fn number_value(f: f64) -> Value {
 }
 
 /// JavaScript's white space and line terminators (what `String.prototype.trim` removes).
-pub(crate) fn is_js_space(c: char) -> bool {
+pub fn is_js_space(c: char) -> bool {
     matches!(
         c,
         '\u{9}' | '\u{a}' | '\u{b}' | '\u{c}' | '\u{d}' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
@@ -54,12 +56,12 @@ pub(crate) fn is_js_space(c: char) -> bool {
 }
 
 /// `str.trim()` with JavaScript's definition of white space.
-pub(crate) fn js_trim(s: &str) -> &str {
+pub fn js_trim(s: &str) -> &str {
     s.trim_matches(is_js_space)
 }
 
 /// `Number(s)` for a string: `None` where JavaScript gives `NaN`.
-pub(crate) fn parse_number(s: &str) -> Option<f64> {
+pub fn parse_number(s: &str) -> Option<f64> {
     let t = js_trim(s);
     if t.is_empty() {
         return Some(0.0);
@@ -132,7 +134,7 @@ fn is_decimal_literal(b: &[u8]) -> bool {
 }
 
 /// `String(n)` (`Number.prototype.toString()`) for a finite double.
-pub(crate) fn format_f64(f: f64) -> String {
+pub fn format_f64(f: f64) -> String {
     if f == 0.0 {
         return "0".to_owned();
     }
@@ -192,7 +194,7 @@ pub(crate) fn format_f64(f: f64) -> String {
 }
 
 /// `String(n)` for a JSON number (integers print exactly).
-pub(crate) fn format_number(n: &Number) -> String {
+pub fn format_number(n: &Number) -> String {
     if n.is_i64() || n.is_u64() {
         n.to_string()
     } else {
@@ -201,7 +203,7 @@ pub(crate) fn format_number(n: &Number) -> String {
 }
 
 /// `===` for primitives and TypeBox's `IsDeepEqual` for arrays and objects (key order ignored).
-pub(crate) fn deep_equal(a: &Value, b: &Value) -> bool {
+pub fn deep_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => as_f64(x) == as_f64(y),
         // Said first, though `a == b` below agrees: a string enum's options are compared
@@ -221,7 +223,7 @@ pub(crate) fn deep_equal(a: &Value, b: &Value) -> bool {
 
 /// Equality as TypeBox's `uniqueItems` hash sees it: like [`deep_equal`], but `0` and `-0`
 /// differ (the hash reads the double's bytes).
-pub(crate) fn same_item(a: &Value, b: &Value) -> bool {
+pub fn same_item(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => as_f64(x).to_bits() == as_f64(y).to_bits(),
         (Value::Array(x), Value::Array(y)) => {
@@ -258,7 +260,7 @@ fn is_modifier(c: u32) -> bool {
 /// TypeBox 1.3's string length (`minLength`/`maxLength`): UTF-16 code units for plain text,
 /// and its simplified grapheme clusters (combining marks, variation selectors, ZWJ sequences,
 /// flag pairs; astral characters count once) as soon as any such code point appears.
-pub(crate) fn string_length(s: &str) -> usize {
+pub fn string_length(s: &str) -> usize {
     if s.is_ascii() {
         return s.len();
     }
@@ -304,7 +306,7 @@ fn is_index_key(k: &str) -> bool {
 
 /// An object's keys in JavaScript's enumeration order: array-index keys ascending, then the
 /// others in insertion order.
-pub(crate) fn js_keys(map: &Map<String, Value>) -> Vec<&String> {
+pub fn js_keys(map: &Map<String, Value>) -> Vec<&String> {
     let mut keys: Vec<&String> = map.keys().collect();
     if keys.iter().any(|k| is_index_key(k)) {
         keys.sort_by_key(|k| {
@@ -318,18 +320,56 @@ pub(crate) fn js_keys(map: &Map<String, Value>) -> Vec<&String> {
     keys
 }
 
+/// Whether a value nests more than `limit` containers deep. Recursive, but the recursion
+/// stops one level past `limit`, however deep the value is.
+pub fn depth_exceeds(value: &Value, limit: usize) -> bool {
+    match value {
+        Value::Array(items) => limit == 0 || items.iter().any(|v| depth_exceeds(v, limit - 1)),
+        Value::Object(map) => limit == 0 || map.values().any(|v| depth_exceeds(v, limit - 1)),
+        _ => false,
+    }
+}
+
+// JSON text as JavaScript writes it: compact `JSON.stringify` (pi-ai sends tool-call
+// arguments and measures tools this way) and `string.length` (UTF-16 code units).
+
 /// `JSON.stringify(value, null, 2)`.
-pub(crate) fn stringify_pretty(value: &Value) -> String {
+pub fn stringify_pretty(value: &Value) -> String {
     let mut out = String::new();
-    write_value(&mut out, value, 0);
+    write_value(&mut out, value, Some(0));
     out
 }
 
-fn write_value(out: &mut String, value: &Value, indent: usize) {
+/// The largest integer a double holds exactly (`Number.MAX_SAFE_INTEGER + 1`).
+const SAFE_INTEGER_LIMIT: u64 = 1 << 53;
+
+/// `JSON.stringify(value)`: compact, keys in JavaScript's enumeration order, numbers as
+/// `String(double)` (`1e+21`, `12345678901234567000`).
+pub fn stringify(value: &Value) -> String {
+    let mut out = String::new();
+    write_value(&mut out, value, None);
+    out
+}
+
+/// JavaScript's `text.length`: UTF-16 code units.
+pub fn utf16_len(text: &str) -> usize {
+    if text.is_ascii() {
+        return text.len();
+    }
+    text.chars().map(char::len_utf16).sum()
+}
+
+/// One writer for both layouts: `indent` is the current depth of the pretty form, `None`
+/// for the compact one.
+fn write_value(out: &mut String, value: &Value, indent: Option<usize>) {
+    let inner = indent.map(|i| i + 1);
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => out.push_str(&format_number(n)),
+        // The pretty form prints what the schema pipeline shows (integers exactly); the
+        // compact one what pi-ai sends (a double's digits past 2^53).
+        Value::Number(n) if indent.is_some() => out.push_str(&format_number(n)),
+        Value::Number(n) => write_number(out, n),
         Value::String(s) => write_string(out, s),
         Value::Array(items) => {
             if items.is_empty() {
@@ -341,8 +381,8 @@ fn write_value(out: &mut String, value: &Value, indent: usize) {
                 if i > 0 {
                     out.push(',');
                 }
-                newline(out, indent + 1);
-                write_value(out, item, indent + 1);
+                newline(out, inner);
+                write_value(out, item, inner);
             }
             newline(out, indent);
             out.push(']');
@@ -357,11 +397,11 @@ fn write_value(out: &mut String, value: &Value, indent: usize) {
                 if i > 0 {
                     out.push(',');
                 }
-                newline(out, indent + 1);
+                newline(out, inner);
                 write_string(out, key);
-                out.push_str(": ");
+                out.push_str(if indent.is_some() { ": " } else { ":" });
                 if let Some(v) = map.get(key) {
-                    write_value(out, v, indent + 1);
+                    write_value(out, v, inner);
                 }
             }
             newline(out, indent);
@@ -370,40 +410,61 @@ fn write_value(out: &mut String, value: &Value, indent: usize) {
     }
 }
 
-fn newline(out: &mut String, indent: usize) {
-    out.push('\n');
-    for _ in 0..indent {
-        out.push_str("  ");
+fn newline(out: &mut String, indent: Option<usize>) {
+    if let Some(indent) = indent {
+        out.push('\n');
+        for _ in 0..indent {
+            out.push_str("  ");
+        }
+    }
+}
+
+fn write_number(out: &mut String, n: &Number) {
+    // An integer a double holds exactly prints as itself; a larger one prints as the
+    // double JavaScript would hold (its JSON.parse rounds it).
+    let exact = n.as_u64().is_some_and(|u| u <= SAFE_INTEGER_LIMIT)
+        || n.as_i64()
+            .is_some_and(|i| i.unsigned_abs() <= SAFE_INTEGER_LIMIT);
+    if exact {
+        out.push_str(&n.to_string());
+        return;
+    }
+    let f = as_f64(n);
+    if f.is_finite() {
+        out.push_str(&format_f64(f));
+    } else {
+        // JSON.stringify(Infinity) and JSON.stringify(NaN) are "null".
+        out.push_str("null");
     }
 }
 
 fn write_string(out: &mut String, s: &str) {
     out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
+    let mut plain_from = 0;
+    for (i, c) in s.char_indices() {
+        let escape = match c {
+            '"' => "\\\"",
+            '\\' => "\\\\",
+            '\u{8}' => "\\b",
+            '\u{c}' => "\\f",
+            '\n' => "\\n",
+            '\r' => "\\r",
+            '\t' => "\\t",
+            c if (c as u32) < 0x20 => "",
+            _ => continue,
+        };
+        out.push_str(&s[plain_from..i]);
+        if escape.is_empty() {
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push_str(escape);
         }
+        plain_from = i + c.len_utf8();
     }
+    out.push_str(&s[plain_from..]);
     out.push('"');
 }
 
-/// Whether a value nests more than `limit` containers deep. Recursive, but the recursion
-/// stops one level past `limit`, however deep the value is.
-pub(crate) fn depth_exceeds(value: &Value, limit: usize) -> bool {
-    match value {
-        Value::Array(items) => limit == 0 || items.iter().any(|v| depth_exceeds(v, limit - 1)),
-        Value::Object(map) => limit == 0 || map.values().any(|v| depth_exceeds(v, limit - 1)),
-        _ => false,
-    }
-}
 
 #[cfg(test)]
 mod tests {
@@ -482,5 +543,46 @@ mod tests {
         ));
         assert!(!deep_equal(&json!([1, 2]), &json!([2, 1])));
         assert!(!same_item(&json!(0.0), &json!(-0.0)));
+    }
+}
+
+#[cfg(test)]
+mod stringify_tests {
+    use super::*;
+
+    use serde_json::json;
+
+    #[test]
+    fn stringify_matches_javascript() {
+        // Expected strings from Node 22's JSON.stringify of the same values.
+        let cases = [
+            (
+                json!({"b": 1, "a": [true, null, "x"]}),
+                r#"{"b":1,"a":[true,null,"x"]}"#,
+            ),
+            (json!({"b": 1, "2": 0, "1": 0}), r#"{"1":0,"2":0,"b":1}"#),
+            (json!(1.5), "1.5"),
+            (json!(1e21), "1e+21"),
+            (json!(1e-7), "1e-7"),
+            (json!(0.000001), "0.000001"),
+            (json!(100.0), "100"),
+            (json!(12_345_678_901_234_567_890u64), "12345678901234567000"),
+            (json!(-9_007_199_254_740_993i64), "-9007199254740992"),
+            (
+                json!("a\"b\\c\n\u{1}\u{7f}é😀"),
+                "\"a\\\"b\\\\c\\n\\u0001\u{7f}é😀\"",
+            ),
+        ];
+        for (value, expected) in cases {
+            assert_eq!(stringify(&value), expected, "{value:?}");
+        }
+    }
+
+    #[test]
+    fn length_counts_utf16_units() {
+        assert_eq!(utf16_len("abc"), 3);
+        assert_eq!(utf16_len("é"), 1);
+        assert_eq!(utf16_len("😀"), 2);
+        assert_eq!(utf16_len(""), 0);
     }
 }

@@ -11,7 +11,7 @@
 use serde_json::{Map, Value};
 
 /// Keywords whose value is one subschema.
-pub(crate) const SINGLE: &[&str] = &[
+pub const SINGLE: &[&str] = &[
     "items",
     "additionalItems",
     "not",
@@ -27,7 +27,7 @@ pub(crate) const SINGLE: &[&str] = &[
 ];
 
 /// Keywords whose value maps names to subschemas.
-pub(crate) const MAP: &[&str] = &[
+pub const MAP: &[&str] = &[
     "properties",
     "patternProperties",
     "$defs",
@@ -36,11 +36,11 @@ pub(crate) const MAP: &[&str] = &[
 ];
 
 /// Keywords whose value is a list of subschemas.
-pub(crate) const LIST: &[&str] = &["anyOf", "oneOf", "allOf", "prefixItems"];
+pub const LIST: &[&str] = &["anyOf", "oneOf", "allOf", "prefixItems"];
 
 /// How a child schema hangs off its parent, for paths in messages and argument paths.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Step<'a> {
+pub enum Step<'a> {
     /// `parent[keyword]`.
     Key(&'a str),
     /// `parent[keyword][name]`.
@@ -51,7 +51,7 @@ pub(crate) enum Step<'a> {
 
 impl Step<'_> {
     /// The JSON-pointer segments of this step.
-    pub(crate) fn push_pointer(&self, out: &mut String) {
+    pub fn push_pointer(&self, out: &mut String) {
         match self {
             Step::Key(k) => push_segment(out, k),
             Step::Entry(k, name) => {
@@ -68,7 +68,7 @@ impl Step<'_> {
 }
 
 /// Appends `/segment` with JSON-pointer escaping.
-pub(crate) fn push_segment(out: &mut String, segment: &str) {
+pub fn push_segment(out: &mut String, segment: &str) {
     out.push('/');
     for c in segment.chars() {
         match c {
@@ -80,7 +80,7 @@ pub(crate) fn push_segment(out: &mut String, segment: &str) {
 }
 
 /// Calls `f` on every direct subschema of `map`, mutably.
-pub(crate) fn for_each_child_mut(
+pub fn for_each_child_mut(
     map: &mut Map<String, Value>,
     mut f: impl FnMut(Step<'_>, &mut Value),
 ) {
@@ -114,7 +114,7 @@ pub(crate) fn for_each_child_mut(
 }
 
 /// Calls `f` on every direct subschema of `map`.
-pub(crate) fn for_each_child(map: &Map<String, Value>, mut f: impl FnMut(Step<'_>, &Value)) {
+pub fn for_each_child(map: &Map<String, Value>, mut f: impl FnMut(Step<'_>, &Value)) {
     for (key, value) in map.iter() {
         let key = key.as_str();
         if SINGLE.contains(&key) {
@@ -144,12 +144,12 @@ pub(crate) fn for_each_child(map: &Map<String, Value>, mut f: impl FnMut(Step<'_
 }
 
 /// The position of `key` in `map`.
-pub(crate) fn index_of(map: &Map<String, Value>, key: &str) -> Option<usize> {
+pub fn index_of(map: &Map<String, Value>, key: &str) -> Option<usize> {
     map.keys().position(|k| k == key)
 }
 
 /// Replaces `old` by `new_key: value` at the same position (appends if `old` is absent).
-pub(crate) fn replace_key(map: &mut Map<String, Value>, old: &str, new_key: &str, value: Value) {
+pub fn replace_key(map: &mut Map<String, Value>, old: &str, new_key: &str, value: Value) {
     match index_of(map, old) {
         Some(i) => {
             map.shift_remove(old);
@@ -164,7 +164,7 @@ pub(crate) fn replace_key(map: &mut Map<String, Value>, old: &str, new_key: &str
 }
 
 /// Appends `text` to the node's description: `"<existing> (<text>)"`, or `text` alone.
-pub(crate) fn append_description(map: &mut Map<String, Value>, text: &str) {
+pub fn append_description(map: &mut Map<String, Value>, text: &str) {
     if text.is_empty() {
         return;
     }
@@ -176,7 +176,7 @@ pub(crate) fn append_description(map: &mut Map<String, Value>, text: &str) {
 }
 
 /// Sets the description, keeping its position or placing it first.
-pub(crate) fn set_description(map: &mut Map<String, Value>, text: String) {
+pub fn set_description(map: &mut Map<String, Value>, text: String) {
     if let Some(slot) = map.get_mut("description") {
         *slot = Value::String(text);
     } else {
@@ -185,7 +185,7 @@ pub(crate) fn set_description(map: &mut Map<String, Value>, text: String) {
 }
 
 /// The JSON type names a schema's `type` keyword allows (empty if absent).
-pub(crate) fn types_of(map: &Map<String, Value>) -> Vec<&str> {
+pub fn types_of(map: &Map<String, Value>) -> Vec<&str> {
     match map.get("type") {
         Some(Value::String(t)) => vec![t.as_str()],
         Some(Value::Array(list)) => list.iter().filter_map(Value::as_str).collect(),
@@ -194,7 +194,7 @@ pub(crate) fn types_of(map: &Map<String, Value>) -> Vec<&str> {
 }
 
 /// The JSON type name of a value, as JSON Schema spells it.
-pub(crate) fn json_type_of(value: &Value) -> &'static str {
+pub fn json_type_of(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "boolean",

@@ -15,9 +15,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-use crate::content::Content;
-use crate::details::JsonDetails;
-use crate::result::JsonToolResult;
+use pi_tool_core::Content;
+use pi_tool_core::JsonDetails;
+use pi_tool_core::JsonToolResult;
 
 /// Milliseconds since the Unix epoch (Pi's `Date.now()`), used for message timestamps.
 pub(crate) fn now_millis() -> u64 {

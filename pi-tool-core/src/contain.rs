@@ -143,13 +143,13 @@ fn panicked(name: &str, payload: &(dyn Any + Send)) -> ToolError {
 
 /// The text of a panic payload: its message for `panic!("...")` (with or without
 /// arguments), else `fallback`.
-pub(crate) fn panic_text(payload: &(dyn Any + Send), fallback: &str) -> String {
+pub fn panic_text(payload: &(dyn Any + Send), fallback: &str) -> String {
     panic_message(payload).unwrap_or(fallback).to_owned()
 }
 
 /// The message of a panic payload (`panic!("...")` with or without arguments); `None` for
 /// any other payload.
-pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> Option<&str> {
+pub fn panic_message(payload: &(dyn Any + Send)) -> Option<&str> {
     payload
         .downcast_ref::<&str>()
         .copied()
@@ -157,7 +157,7 @@ pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> Option<&str> {
 }
 
 /// A duration as the runtime spells it in messages: `30s`, `1500ms`.
-pub(crate) fn format_duration(d: Duration) -> String {
+pub fn format_duration(d: Duration) -> String {
     if d.subsec_nanos() == 0 {
         format!("{}s", d.as_secs())
     } else {

@@ -5,7 +5,7 @@
 //! to ask the user. As in Pi, [`wrap_tool_definition`](crate::wrap_tool_definition) builds
 //! a fresh context for every execute call; do not keep one beyond the call.
 //!
-//! A context made by an [`AgentSession`](crate::session::AgentSession) is also a live
+//! A context made by an `AgentSession` (pi-tool's session) is also a live
 //! view of its session: [`is_idle`](ExtensionContext::is_idle),
 //! [`model`](ExtensionContext::model), [`system_prompt`](ExtensionContext::system_prompt),
 //! [`live_signal`](ExtensionContext::live_signal) and [`abort`](ExtensionContext::abort)
@@ -26,7 +26,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use crate::abort::AbortSignal;
-use crate::agent::Model;
+use crate::model::Model;
 
 /// Pi's text for a context used after its session was disposed or replaced.
 pub const STALE_CONTEXT_MESSAGE: &str = "This extension ctx is stale after session replacement or reload. \
@@ -51,7 +51,8 @@ impl fmt::Display for ContextError {
 impl std::error::Error for ContextError {}
 
 /// The live session behind a session-made context (implemented by the session).
-pub(crate) trait SessionLink: Send + Sync + 'static {
+#[doc(hidden)]
+pub trait SessionLink: Send + Sync + 'static {
     /// `false` once the session is disposed or gone.
     fn is_live(&self) -> bool;
     /// Whether no run is active.
@@ -334,7 +335,8 @@ impl ExtensionContextBuilder {
     }
 
     /// Makes the context a live view of a session.
-    pub(crate) fn link(mut self, link: Arc<dyn SessionLink>) -> Self {
+    #[doc(hidden)]
+    pub fn link(mut self, link: Arc<dyn SessionLink>) -> Self {
         self.link = Some(link);
         self
     }

@@ -6,7 +6,7 @@
 //!
 //! Generated schemas are normalised once ([`normalize`], N0–N6) so that the schema the
 //! model sees, the one arguments are validated against, and the provider wire schemas
-//! ([`crate::profiles`]) all derive from the same canonical object schema.
+//! (`pi_tool::profiles`) all derive from the same canonical object schema.
 //!
 //! # The argument pipeline
 //!
@@ -74,8 +74,10 @@ mod coerce;
 mod compile;
 mod errors;
 mod format;
-pub(crate) mod js;
+
+mod deserialize;
 pub(crate) mod keywords;
+mod tracked;
 mod limits;
 mod normalize;
 mod nulls;
@@ -92,11 +94,12 @@ use std::borrow::Cow;
 use serde_json::{Value, json};
 
 use crate::error::{ToolError, ToolErrorKind};
+use crate::js;
 use compile::Compiled;
 
 pub(crate) use normalize::MAX_DEPTH;
 
-pub use crate::tool::deserialize_params;
+pub use deserialize::deserialize_params;
 pub use limits::ArgumentLimits;
 pub use normalize::{Normalized, SchemaError, normalize};
 pub use output::{OutputSchema, WRAPPED_RESULT_KEY};

@@ -16,7 +16,7 @@
 //!
 //! The call path ([`check_contained`](crate::check_contained)) runs the check before
 //! `prepare_arguments`, on every host: the agent loop, the session and the MCP server take
-//! the host's limits from [`RunPolicy::argument_limits`](crate::agent::RunPolicy), and a
+//! the host's limits from the host's [`CallPolicy`](crate::CallPolicy), and a
 //! tool's own [`ToolSpec::argument_limits`](crate::ToolSpec), when set, replace them for
 //! that tool. The defaults are on (Pi has no limits; see `docs/differences-from-pi.md`).
 
@@ -31,7 +31,7 @@ use crate::error::{ToolError, ToolErrorKind};
 /// Every host checks a call's raw arguments against these first, before the tool's
 /// `prepare_arguments`, coercion or validation walk them
 /// ([`check_contained`](crate::check_contained)): the host's limits come from
-/// [`RunPolicy::argument_limits`](crate::agent::RunPolicy::argument_limits), and a tool's
+/// the host's call policy ([`CallPolicy`](crate::CallPolicy)), and a tool's
 /// own [`ToolSpec::argument_limits`](crate::ToolSpec::argument_limits), when set, replace
 /// them. A call over a limit is a [`ToolErrorKind::InvalidArguments`] error naming the
 /// limit and the value seen.

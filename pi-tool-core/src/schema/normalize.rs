@@ -33,7 +33,7 @@
 //! `±3.4e38` bound on every `f32` would only add noise to what the model reads.
 //!
 //! The result is what [`ToolSchema`](super::ToolSchema) validates against and what the
-//! provider profiles ([`crate::profiles`]) derive their wire schemas from.
+//! provider profiles (`pi_tool::profiles`) derive their wire schemas from.
 
 mod refs;
 mod root_union;

@@ -32,14 +32,13 @@ use serde_json::Value;
 use crate::abort::AbortSignal;
 use crate::context::ExtensionContext;
 use crate::details::JsonDetails;
-use crate::error::{ToolError, ToolErrorKind};
+use crate::error::ToolError;
 use crate::mode::ToolExecutionMode;
 use crate::result::{AgentToolResult, JsonToolResult};
-use crate::schema::ToolSchema;
+use crate::schema::{ToolSchema, deserialize_params};
 use crate::update::OnUpdate;
 
 mod annotations;
-mod tracked;
 
 pub use annotations::ToolAnnotations;
 
@@ -65,7 +64,7 @@ pub struct ToolSpec {
     /// Lines for the system prompt's "Guidelines" section.
     pub prompt_guidelines: Vec<String>,
     /// This tool's limits on its arguments' size, depth and string length, replacing
-    /// the host's ([`RunPolicy::argument_limits`](crate::agent::RunPolicy)) when set.
+    /// the host's ([`CallPolicy::argument_limits`](crate::CallPolicy)) when set.
     pub argument_limits: Option<crate::schema::ArgumentLimits>,
     /// The declared effects (MCP's annotations): what approval, scheduling and MCP
     /// clients read. Nothing declared by default.
@@ -333,31 +332,6 @@ pub trait Tool: Send + Sync + 'static {
         &self,
         call: ToolInvocation<'_, Self::Params, Self::Details>,
     ) -> impl Future<Output = Result<AgentToolResult<Self::Details>, ToolError>> + Send;
-}
-
-/// Deserialises validated arguments into a params type; a failure reads like Pi's
-/// validation errors, with the path of the field serde rejected (`  - limit: invalid value:
-/// integer 5000000000, expected u32`) and the arguments it was given.
-///
-/// The schema cannot say everything the type says (a `u32`'s range, a custom
-/// `Deserialize`), so serde can still refuse arguments the schema accepted.
-pub fn deserialize_params<P: DeserializeOwned>(
-    tool_name: &str,
-    params: &Value,
-) -> Result<P, ToolError> {
-    // One deserialiser that builds the path only on failure: no cost on success, and one
-    // copy of `P`'s `Deserialize` code (see `tracked`).
-    P::deserialize(tracked::Tracked(params))
-        .map_err(|error| invalid_params(tool_name, params, &error))
-}
-
-#[inline(never)]
-fn invalid_params(tool_name: &str, params: &Value, error: &tracked::PathError) -> ToolError {
-    let line = format!("  - {}: {}", error.path(), error.message());
-    ToolError::with_kind(
-        ToolErrorKind::InvalidArguments,
-        crate::schema::failure_text(tool_name, &[line], params),
-    )
 }
 
 /// The one adapter from a typed tool to the JSON level. Built once per tool: it holds

@@ -156,7 +156,7 @@ impl ToolAnnotations {
 
     /// Whether a permission gate should ask before a call: never for a read-only tool;
     /// otherwise when the tool is destructive or open-world, with MCP's defaults for
-    /// what it did not declare (see [`crate::agent::ApprovalPolicy`]).
+    /// what it did not declare (see pi-tool's `agent::ApprovalPolicy`).
     pub fn needs_approval(&self) -> bool {
         !self.is_read_only() && (self.effective_destructive() || self.effective_open_world())
     }

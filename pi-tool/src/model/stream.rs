@@ -19,135 +19,13 @@ use std::sync::Arc;
 use futures::Stream;
 use serde::{Deserialize, Serialize};
 
-use crate::abort::AbortSignal;
-use crate::tool::AgentTool;
+use pi_tool_core::AbortSignal;
+use pi_tool_core::AgentTool;
+use pi_tool_core::model::Model;
 
 use super::message::{
     AssistantMessage, Message, StopReason, ToolCall, serialize_assistant, serialize_tool_call,
 };
-
-/// A model descriptor (Pi's `Model`): which model, through which API and provider.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct Model {
-    /// The provider's model id.
-    pub id: String,
-    /// A display name.
-    pub name: String,
-    /// The API it is called through.
-    pub api: String,
-    /// The provider.
-    pub provider: String,
-    /// The endpoint.
-    #[serde(default)]
-    pub base_url: String,
-    /// Whether it reasons.
-    #[serde(default)]
-    pub reasoning: bool,
-    /// Accepted input kinds (`text`, `image`).
-    #[serde(default)]
-    pub input: Vec<String>,
-    /// Context window in tokens.
-    #[serde(default)]
-    pub context_window: u64,
-    /// Output limit in tokens.
-    #[serde(default)]
-    pub max_tokens: u64,
-    /// Prices in US dollars per million tokens; usage costs are computed from them.
-    #[serde(default)]
-    pub cost: ModelCost,
-    /// Extra HTTP headers sent with every request to this model.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub headers: Option<BTreeMap<String, String>>,
-    /// Compatibility switches of the model's wire API (pi-ai's `compat`), as pi-ai's model
-    /// data has them. Each provider reads the switches of its own API into a typed struct
-    /// (for example [`OpenAiCompletionsCompat`](crate::providers::OpenAiCompletionsCompat));
-    /// keys it does not know are ignored, as in pi-ai.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub compat: Option<serde_json::Value>,
-    /// Provider-specific names of Pi's thinking levels (pi-ai's `thinkingLevelMap`); `null`
-    /// marks a level the model does not support.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub thinking_level_map: Option<serde_json::Map<String, serde_json::Value>>,
-    /// Default sampling parameters merged into the request body (pi-ai's
-    /// `samplingParams`; OpenAI-compatible APIs only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sampling_params: Option<serde_json::Map<String, serde_json::Value>>,
-}
-
-/// A model's prices in US dollars per million tokens (pi-ai's `ModelCost`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ModelCost {
-    /// Input tokens.
-    #[serde(default)]
-    pub input: f64,
-    /// Output tokens.
-    #[serde(default)]
-    pub output: f64,
-    /// Tokens read from the provider's prompt cache.
-    #[serde(default)]
-    pub cache_read: f64,
-    /// Tokens written to the provider's prompt cache.
-    #[serde(default)]
-    pub cache_write: f64,
-    /// Request-wide price tiers: the highest threshold below the request's input applies.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tiers: Option<Vec<ModelCostTier>>,
-}
-
-/// A price tier of a [`ModelCost`] (pi-ai's `ModelCostTier`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ModelCostTier {
-    /// The tier applies to requests whose input tokens exceed this count.
-    pub input_tokens_above: u64,
-    /// Input tokens.
-    #[serde(default)]
-    pub input: f64,
-    /// Output tokens.
-    #[serde(default)]
-    pub output: f64,
-    /// Cache reads.
-    #[serde(default)]
-    pub cache_read: f64,
-    /// Cache writes.
-    #[serde(default)]
-    pub cache_write: f64,
-}
-
-impl Model {
-    /// A descriptor with the given id, API and provider, everything else empty.
-    pub fn new(id: impl Into<String>, api: impl Into<String>, provider: impl Into<String>) -> Self {
-        let id = id.into();
-        Model {
-            name: id.clone(),
-            id,
-            api: api.into(),
-            provider: provider.into(),
-            base_url: String::new(),
-            reasoning: false,
-            input: vec!["text".to_owned()],
-            context_window: 0,
-            max_tokens: 0,
-            cost: ModelCost::default(),
-            headers: None,
-            compat: None,
-            thinking_level_map: None,
-            sampling_params: None,
-        }
-    }
-}
-
-impl Default for Model {
-    /// Pi's `DEFAULT_MODEL`: id, api and provider `unknown`.
-    fn default() -> Self {
-        Model::new("unknown", "unknown", "unknown")
-    }
-}
 
 /// How hard a reasoning model thinks (Pi's `ThinkingLevel`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]

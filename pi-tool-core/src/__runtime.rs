@@ -1,0 +1,18 @@
+//! What `pi-tool`, released in lockstep with this crate (an `=` version), uses of the
+//! core's internals. Not a public API: it changes with any release.
+
+/// JavaScript value semantics (numbers, `trim`, key order, `JSON.stringify`), one copy for
+/// the schema pipeline, the providers and the conformance runner.
+pub mod js {
+    pub use crate::js::*;
+}
+
+/// The schema keyword walker the provider profiles reuse.
+pub mod keywords {
+    pub use crate::schema::keywords::*;
+}
+
+pub use crate::contain::{format_duration, panic_message, panic_text};
+pub use crate::context::SessionLink;
+/// How deeply a schema may nest before the pipeline refuses it.
+pub const MAX_DEPTH: usize = crate::schema::MAX_DEPTH;
