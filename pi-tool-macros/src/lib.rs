@@ -126,10 +126,10 @@ mod tests {
     #[test]
     fn the_cores_reexports_name_the_core() {
         let home = crate::krate::Home::Core;
-        let free = crate::krate::expanding_from(home, || free(quote!()));
-        let block = crate::krate::expanding_from(home, || block(quote!()));
-        assert!(all_through(&free, ":: pi_tool_core"), "{free}");
-        assert!(all_through(&block, ":: pi_tool_core"), "{block}");
+        let one = crate::krate::expanding_from(home, || free(quote!()));
+        let many = crate::krate::expanding_from(home, || block(quote!()));
+        assert!(all_through(&one, ":: pi_tool_core"), "{one}");
+        assert!(all_through(&many, ":: pi_tool_core"), "{many}");
         // The key still wins, and the next expansion is pi-tool's again.
         let keyed = crate::krate::expanding_from(home, || free(quote!(crate = "pt")));
         assert!(all_through(&keyed, "pt"), "{keyed}");
