@@ -1,6 +1,6 @@
 //! What `#[pi_tool]`-generated code names. Not a public API: it changes with the macro.
 //!
-//! Generated code reaches everything through `::pi_tool::__private` (through
+//! Generated code reaches everything through `::pi_tool_core::__private` (through
 //! `<path>::__private` with `crate = "<path>"`, for a renamed or re-exported pi-tool), so a
 //! crate that defines tools needs no direct dependency on serde_json or schemars. The helper traits
 //! and functions here carry the rules the macro cannot check on syntax; their names and

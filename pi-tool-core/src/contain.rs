@@ -34,8 +34,8 @@ use crate::tool::{AgentTool, ToolInvocation};
 ///
 /// ```
 /// use std::time::Duration;
-/// use pi_tool::{AbortSignal, IntoAgentTool, OnUpdate, ToolError, ToolErrorKind, ToolInvocation};
-/// use pi_tool::{execute_contained, json, pi_tool};
+/// use pi_tool_core::{AbortSignal, IntoAgentTool, OnUpdate, ToolError, ToolErrorKind, ToolInvocation};
+/// use pi_tool_core::{execute_contained, json, pi_tool};
 ///
 /// /// Waits for a minute.
 /// #[pi_tool(name = "slow")]

@@ -27,7 +27,7 @@ mod flat;
 /// Either way the details are shared: cloning is a reference-count increment.
 ///
 /// ```
-/// use pi_tool::{JsonDetails, json};
+/// use pi_tool_core::{JsonDetails, json};
 ///
 /// #[derive(serde::Serialize)]
 /// struct Weather { city: String, temperature: i64 }

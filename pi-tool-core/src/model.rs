@@ -3,8 +3,8 @@
 //!
 //! It is plain data, and the one piece of pi-ai's layer that the tool contract names: a
 //! tool reads it as Pi's `ctx.model` ([`ExtensionContext::model`](crate::context::ExtensionContext::model)).
-//! Keeping it here, rather than with the messages and the stream in `pi_tool::model`,
-//! lets a tool pack see `ctx.model` while depending on the core alone; `pi_tool::model`
+//! Keeping it here, rather than with the messages and the stream in `pi_tool_core::model`,
+//! lets a tool pack see `ctx.model` while depending on the core alone; `pi_tool_core::model`
 //! re-exports it beside the rest of the layer.
 
 use std::collections::BTreeMap;
@@ -179,7 +179,7 @@ impl Model {
     ///
     /// The provider name has no environment variable, so pass the key (any non-empty
     /// text for a server that needs none, as pi-ai requires one) in
-    /// `StreamOptions::api_key` (`pi_tool::model`), or set `provider` to one
+    /// `StreamOptions::api_key` (`pi_tool_core::model`), or set `provider` to one
     /// whose variable you use.
     ///
     /// A small local window is no reason to shrink `context_window` to the server's

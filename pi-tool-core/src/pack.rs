@@ -9,13 +9,13 @@
 //! refuse, because a model calling `get_weather` should never reach a tool nobody meant.
 //!
 //! ```
-//! use pi_tool::ToolSpec;
-//! use pi_tool::pack::{ToolPack, ToolOwner};
-//! use pi_tool::schema::ToolSchema;
-//! # use pi_tool::{AgentTool, JsonToolResult, ToolError, ToolInvocation};
+//! use pi_tool_core::ToolSpec;
+//! use pi_tool_core::pack::{ToolPack, ToolOwner};
+//! use pi_tool_core::schema::ToolSchema;
+//! # use pi_tool_core::{AgentTool, JsonToolResult, ToolError, ToolInvocation};
 //! # use std::sync::Arc;
 //! # struct Echo(ToolSpec);
-//! # #[pi_tool::async_trait]
+//! # #[pi_tool_core::async_trait]
 //! # impl AgentTool for Echo {
 //! #     fn spec(&self) -> &ToolSpec { &self.0 }
 //! #     async fn execute(&self, call: ToolInvocation<'_>) -> Result<JsonToolResult, ToolError> {
@@ -23,7 +23,7 @@
 //! #     }
 //! # }
 //! # fn echo(name: &str) -> Arc<dyn AgentTool> {
-//! #     let schema = Arc::new(ToolSchema::from_json(pi_tool::json!({"type": "object", "properties": {}})));
+//! #     let schema = Arc::new(ToolSchema::from_json(pi_tool_core::json!({"type": "object", "properties": {}})));
 //! #     Arc::new(Echo(ToolSpec::new(name, "echo", schema)))
 //! # }
 //! let mut weather = ToolPack::new();
@@ -428,8 +428,8 @@ const fn str_eq(a: &str, b: &str) -> bool {
 /// Each item is a unit tool struct (`GetWeather`), or `Type = value` for a tool with state:
 ///
 /// ```
-/// use pi_tool::{NoParams, ToolError, pi_tool, tool_pack};
-/// use pi_tool::pack::ToolPack;
+/// use pi_tool_core::{NoParams, ToolError, pi_tool, tool_pack};
+/// use pi_tool_core::pack::ToolPack;
 ///
 /// /// Say hello.
 /// #[pi_tool(name = "hello")]
@@ -450,7 +450,7 @@ const fn str_eq(a: &str, b: &str) -> bool {
 /// Two tools with one name do not compile:
 ///
 /// ```compile_fail,E0277
-/// use pi_tool::{NoParams, ToolError, pi_tool, tool_pack};
+/// use pi_tool_core::{NoParams, ToolError, pi_tool, tool_pack};
 ///
 /// /// One.
 /// #[pi_tool(name = "same")]

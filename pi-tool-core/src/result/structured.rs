@@ -14,11 +14,11 @@ use super::{AgentToolResult, IntoToolResult};
 /// with `Forecast: Serialize + JsonSchema`.
 ///
 /// ```
-/// use pi_tool::{Json, JsonSchema, ToolError, pi_tool};
+/// use pi_tool_core::{Json, JsonSchema, ToolError, pi_tool};
 /// use serde::Serialize;
 ///
 /// #[derive(Serialize, JsonSchema)]
-/// #[schemars(crate = "pi_tool::schemars")]
+/// #[schemars(crate = "pi_tool_core::schemars")]
 /// struct Forecast {
 ///     city: String,
 ///     celsius: i32,

@@ -41,9 +41,9 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use pi_tool::safety::{Command, Redactor, ResultBudget, resolve_existing_path_inside_root};
-//! use pi_tool::{AbortSignal, AgentToolResult, ToolError};
-//! use pi_tool::context::ExtensionContext;
+//! use pi_tool_core::safety::{Command, Redactor, ResultBudget, resolve_existing_path_inside_root};
+//! use pi_tool_core::{AbortSignal, AgentToolResult, ToolError};
+//! use pi_tool_core::context::ExtensionContext;
 //!
 //! async fn search(
 //!     ctx: &ExtensionContext,
@@ -51,7 +51,7 @@
 //!     pattern: &str,
 //!     offset: usize,
 //!     signal: &AbortSignal,
-//! ) -> Result<AgentToolResult<pi_tool::safety::Truncated<()>>, ToolError> {
+//! ) -> Result<AgentToolResult<pi_tool_core::safety::Truncated<()>>, ToolError> {
 //!     let dir = resolve_existing_path_inside_root(ctx.cwd(), dir).await?;
 //!     let output = Command::new("grep")
 //!         .args(["-rn", "--", pattern, "."])

@@ -53,8 +53,8 @@ use crate::error::{ToolError, ToolErrorKind};
 ///   alone is a quarter of the byte budget does not.
 ///
 /// ```
-/// use pi_tool::json;
-/// use pi_tool::schema::ArgumentLimits;
+/// use pi_tool_core::json;
+/// use pi_tool_core::schema::ArgumentLimits;
 ///
 /// let limits = ArgumentLimits::new().max_depth(2);
 /// assert!(limits.check("t", &json!({"a": [1]})).is_ok());

@@ -263,8 +263,8 @@ impl ToolSchema {
     /// Pi's validation error text.
     ///
     /// ```
-    /// use pi_tool::json;
-    /// use pi_tool::schema::ToolSchema;
+    /// use pi_tool_core::json;
+    /// use pi_tool_core::schema::ToolSchema;
     ///
     /// let schema = ToolSchema::from_json(json!({
     ///     "type": "object",

@@ -16,7 +16,7 @@ use std::borrow::Cow;
 /// and clients, never a security boundary (a tool's own code decides what it does).
 ///
 /// ```
-/// use pi_tool::ToolAnnotations;
+/// use pi_tool_core::ToolAnnotations;
 ///
 /// let lookup = ToolAnnotations::new().read_only(true).open_world(true);
 /// assert!(!lookup.needs_approval());
