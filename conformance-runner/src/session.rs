@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use pi_tool::model::Message;
 use pi_tool::context::{ExtensionContext, ExtensionUi, Mode};
+use pi_tool::model::Message;
 use pi_tool::session::{
     AgentSession, ExtensionApi, FnExtension, SessionError, SessionEvent, ToolCallDecision,
     ToolCallEvent, ToolCallHandler, ToolResultEvent, ToolResultHandler, ToolResultPatch,

@@ -7,12 +7,5 @@ pub mod js {
     pub use crate::js::*;
 }
 
-/// The schema keyword walker the provider profiles reuse.
-pub mod keywords {
-    pub use crate::schema::keywords::*;
-}
-
-pub use crate::contain::{format_duration, panic_message, panic_text};
+pub use crate::call::{format_duration, panic_message, panic_text};
 pub use crate::context::SessionLink;
-/// How deeply a schema may nest before the pipeline refuses it.
-pub const MAX_DEPTH: usize = crate::schema::MAX_DEPTH;

@@ -465,7 +465,6 @@ fn write_string(out: &mut String, s: &str) {
     out.push('"');
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -83,7 +83,7 @@
 
 mod abort;
 pub mod bounds;
-mod contain;
+mod call;
 mod content;
 pub mod context;
 mod details;
@@ -93,6 +93,7 @@ mod mode;
 pub mod model;
 pub mod pack;
 mod params;
+pub mod profiles;
 mod result;
 pub mod safety;
 pub mod schema;
@@ -100,7 +101,9 @@ mod tool;
 mod update;
 
 pub use abort::{AbortController, AbortSignal};
-pub use contain::{call_contained, check_contained, execute_contained};
+pub use call::{
+    CallFailure, CallPolicy, CallSpan, call_contained, check_contained, execute_contained,
+};
 pub use content::{Content, EmbeddedResource, ResourceLink};
 pub use details::JsonDetails;
 pub use error::{ABORTED_MESSAGE, ToolError, ToolErrorKind};

@@ -2,10 +2,10 @@
 //! API and provider, with its limits and prices.
 //!
 //! It is plain data, and the one piece of pi-ai's layer that the tool contract names: a
-//! tool reads it as Pi's `ctx.model` ([`ExtensionContext::model`](crate::context::ExtensionContext::model)).
-//! Keeping it here, rather than with the messages and the stream in `pi_tool_core::model`,
-//! lets a tool pack see `ctx.model` while depending on the core alone; `pi_tool_core::model`
-//! re-exports it beside the rest of the layer.
+//! tool reads it as Pi's `ctx.model` (`ExtensionContext::model`). Keeping it here, rather
+//! than with the messages and the stream in `pi_tool::model`, lets a tool pack see
+//! `ctx.model` while depending on the core alone; `pi_tool::model` re-exports it beside the
+//! rest of the layer.
 
 use std::collections::BTreeMap;
 

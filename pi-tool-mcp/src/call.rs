@@ -5,22 +5,17 @@
 //! progress callback. A panic anywhere in the tool's code is caught and becomes an error,
 //! so one bad tool cannot take down a server that other calls are using.
 //!
-//! Each call of the server is an `execute_tool {tool name}` span
-//! ([`pi_tool::agent::telemetry`]), the same span the agent loop makes: `error.type` on a
-//! failure, a progress event per update, and the arguments and result (redacted) when
-//! the server's policy has [`trace_content`](pi_tool::agent::RunPolicy::trace_content).
+//! Each call runs through the server's [`CallPolicy`], the runner every host shares: the
+//! same checks, containment, redaction, result budget and `execute_tool {tool name}` span
+//! ([`CallSpan`](pi_tool_core::CallSpan)) as in the agent loop.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use pi_tool::ToolInvocation;
-use pi_tool::agent::RunPolicy;
-use pi_tool::agent::telemetry::{self, ToolCallSpan};
-use pi_tool::schema::ArgumentLimits;
-use pi_tool::{
-    AbortSignal, AgentTool, JsonDetails, JsonToolResult, OnUpdate, ToolError, ToolErrorKind, Value,
+use pi_tool_core::{
+    AbortSignal, AgentTool, CallFailure, CallPolicy, CallSpan, JsonDetails, JsonToolResult,
+    OnUpdate, ToolError, ToolErrorKind, ToolInvocation, Value,
 };
-use tracing::Instrument;
 
 /// How a call ended, for logs and hosts (the model only sees the result's text).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,10 +42,10 @@ pub struct CallEnd {
 /// Runs one call of `tool` through Pi's pipeline and returns its result or the error the
 /// model should read. Never panics, whatever the tool does.
 ///
-/// The tool's per-call timeout ([`ToolSpec::timeout`](pi_tool::ToolSpec::timeout)), if
+/// The tool's per-call timeout ([`ToolSpec::timeout`](pi_tool_core::ToolSpec::timeout)), if
 /// set, aborts the tool's signal and ends the call with a timeout error. The arguments are
-/// held to the tool's [`argument_limits`](pi_tool::ToolSpec::argument_limits), else to
-/// the default [`ArgumentLimits`].
+/// held to the tool's [`argument_limits`](pi_tool_core::ToolSpec::argument_limits), else to
+/// the default ones: this is [`CallPolicy::default`]'s [`CallPolicy::call`].
 pub async fn run_call(
     tool: &Arc<dyn AgentTool>,
     tool_call_id: &str,
@@ -58,111 +53,30 @@ pub async fn run_call(
     signal: AbortSignal,
     on_update: OnUpdate<Option<JsonDetails>>,
 ) -> Result<JsonToolResult, ToolError> {
-    // The agent loop's call path: the same containment, the same texts.
-    pi_tool::call_contained(
-        &**tool,
-        ToolInvocation::new(tool_call_id, &arguments, signal, on_update),
-        &ArgumentLimits::default(),
-        tool.spec().timeout,
-    )
-    .await
+    CallPolicy::default()
+        .call(
+            &**tool,
+            ToolInvocation::new(tool_call_id, &arguments, signal, on_update),
+        )
+        .await
 }
 
-/// Runs one call of the server inside its span, with the server's policy: its argument
-/// limits and default timeout, then its redactor on the error text and its result
-/// budget on the result.
+/// Runs one call of the server through its policy and measures it.
 pub(crate) async fn run_call_with_policy(
     tool: &Arc<dyn AgentTool>,
     tool_call_id: &str,
     arguments: Value,
-    policy: &RunPolicy,
+    policy: &CallPolicy,
     signal: AbortSignal,
     on_update: OnUpdate<Option<JsonDetails>>,
-) -> (Result<JsonToolResult, ToolError>, CallEnd) {
-    let span = ToolCallSpan::new(tool.name(), tool_call_id);
-    span.record_arguments(&arguments, policy);
-    let on_update = traced_updates(&span, policy, on_update);
-    let timeout = tool.spec().timeout.or(policy.tool_timeout);
-    let (result, end) = run_call_timed(
-        tool,
-        tool_call_id,
-        arguments,
-        &policy.argument_limits,
-        signal,
-        on_update.clone(),
-        timeout,
-    )
-    .instrument(span.span().clone())
-    .await;
-    on_update.close();
-    let result = match (result, &policy.redactor) {
-        (Err(error), Some(redactor)) => Err(ToolError::with_kind(
-            error.kind(),
-            redactor.redact(error.message()).into_owned(),
-        )),
-        (result, _) => result,
-    };
-    let result = match (result, &policy.result_budget) {
-        (Ok(result), Some(budget)) => Ok(budget.apply_json(result)),
-        (result, _) => result,
-    };
-    match &result {
-        Ok(result) => span.record_result(result, None, policy),
-        Err(error) => span.record_error(error, policy),
-    }
-    (result, end)
-}
-
-/// The span of a call that names a tool the server does not have.
-pub(crate) fn trace_unknown_tool(
-    name: &str,
-    tool_call_id: &str,
-    error: &ToolError,
-    policy: &RunPolicy,
-) {
-    ToolCallSpan::new(name, tool_call_id).record_failure(
-        telemetry::TOOL_NOT_FOUND,
-        error.message(),
-        policy,
-    );
-}
-
-/// `on_update` that also records each update in the call's span. Only when a subscriber
-/// wants the span: otherwise the tool gets the client's callback untouched (and no
-/// allocation).
-fn traced_updates(
-    span: &ToolCallSpan,
-    policy: &RunPolicy,
-    on_update: OnUpdate<Option<JsonDetails>>,
-) -> OnUpdate<Option<JsonDetails>> {
-    if span.span().is_disabled() {
-        return on_update;
-    }
-    let (span, policy) = (span.clone(), policy.clone());
-    OnUpdate::new(move |update: JsonToolResult| {
-        span.record_update(&update, &policy);
-        on_update.call(update);
-    })
-}
-
-/// Runs the call path with the host's `limits` and `timeout` and measures it.
-pub(crate) async fn run_call_timed(
-    tool: &Arc<dyn AgentTool>,
-    tool_call_id: &str,
-    arguments: Value,
-    limits: &ArgumentLimits,
-    signal: AbortSignal,
-    on_update: OnUpdate<Option<JsonDetails>>,
-    timeout: Option<Duration>,
 ) -> (Result<JsonToolResult, ToolError>, CallEnd) {
     let started = Instant::now();
-    let result = pi_tool::call_contained(
-        &**tool,
-        ToolInvocation::new(tool_call_id, &arguments, signal, on_update),
-        limits,
-        timeout,
-    )
-    .await;
+    let result = policy
+        .call(
+            &**tool,
+            ToolInvocation::new(tool_call_id, &arguments, signal, on_update),
+        )
+        .await;
     let end = CallEnd {
         tool: tool.name().to_owned(),
         call_id: tool_call_id.to_owned(),
@@ -175,11 +89,25 @@ pub(crate) async fn run_call_timed(
     (result, end)
 }
 
+/// The span of a call that names a tool the server does not have.
+pub(crate) fn trace_unknown_tool(
+    name: &str,
+    tool_call_id: &str,
+    error: &ToolError,
+    policy: &CallPolicy,
+) {
+    CallSpan::new(name, tool_call_id).record_failure(
+        CallFailure::NOT_FOUND,
+        error.message(),
+        policy,
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pi_tool::schema::ToolSchema;
-    use pi_tool::{AbortController, ToolSpec, async_trait, json};
+    use pi_tool_core::schema::ToolSchema;
+    use pi_tool_core::{AbortController, ToolSpec, async_trait, json};
 
     struct Scripted {
         spec: ToolSpec,

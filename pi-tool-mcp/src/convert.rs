@@ -7,7 +7,7 @@
 //! this kind of implementation-specific data. Clients that do not know them ignore them;
 //! the Pi bridge reads them back.
 //!
-//! Declared effects ([`pi_tool::ToolAnnotations`]) become MCP's `annotations`, hint for
+//! Declared effects ([`pi_tool_core::ToolAnnotations`]) become MCP's `annotations`, hint for
 //! hint; a hint the tool did not declare is left out, so the client applies MCP's
 //! defaults. A tool that declares nothing has no `annotations` at all.
 //!
@@ -19,8 +19,8 @@
 
 use std::sync::Arc;
 
-use pi_tool::schema::OutputSchema;
-use pi_tool::{Content, JsonToolResult, ToolError, ToolSpec, Value};
+use pi_tool_core::schema::OutputSchema;
+use pi_tool_core::{Content, JsonToolResult, ToolError, ToolSpec, Value};
 use rmcp::model::{
     CallToolResult, ContentBlock, JsonObject, MetaObject, NotificationMetaObject,
     ProgressNotificationParam, ProgressToken, Tool, ToolAnnotations,
@@ -75,7 +75,7 @@ pub(crate) fn mcp_tool(spec: &ToolSpec) -> (Tool, Vec<String>) {
 }
 
 /// MCP's `annotations` of declared effects; `None` when nothing is declared.
-fn mcp_annotations(effects: &pi_tool::ToolAnnotations) -> Option<ToolAnnotations> {
+fn mcp_annotations(effects: &pi_tool_core::ToolAnnotations) -> Option<ToolAnnotations> {
     if effects.is_empty() {
         return None;
     }
@@ -163,8 +163,8 @@ pub(crate) fn progress_param(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pi_tool::schema::ToolSchema;
-    use pi_tool::{ToolExecutionMode, json};
+    use pi_tool_core::schema::ToolSchema;
+    use pi_tool_core::{ToolExecutionMode, json};
     use std::sync::Arc;
 
     #[test]
@@ -203,7 +203,7 @@ mod tests {
         assert!(listed.get("annotations").is_none(), "{listed}");
 
         let declared = ToolSpec::new("b", "B.", schema).annotations(
-            pi_tool::ToolAnnotations::new()
+            pi_tool_core::ToolAnnotations::new()
                 .read_only(true)
                 .open_world(false)
                 .title("Bee"),

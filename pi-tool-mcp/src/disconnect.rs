@@ -14,7 +14,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use hyper::body::{Body, Frame, SizeHint};
-use pi_tool::{AbortController, AbortSignal};
+use pi_tool_core::{AbortController, AbortSignal};
 use rmcp::service::{RequestContext, RoleServer};
 
 /// Aborted once the response to the request that carries it is gone.

@@ -39,7 +39,7 @@
 //! [`PackServer::serve_io`]. Another transport gets rmcp's own handling.
 //!
 //! ```no_run
-//! # async fn run(pack: pi_tool::pack::ToolPack) -> Result<(), Box<dyn std::error::Error>> {
+//! # async fn run(pack: pi_tool_core::pack::ToolPack) -> Result<(), Box<dyn std::error::Error>> {
 //! pi_tool_mcp::PackServer::new(pack)
 //!     .with_server_info("weather", "0.1.0")
 //!     .serve_stdio()
@@ -47,8 +47,8 @@
 //! # Ok(()) }
 //! ```
 //!
-//! [`ToolPack`]: pi_tool::pack::ToolPack
-//! [`AbortSignal`]: pi_tool::AbortSignal
+//! [`ToolPack`]: pi_tool_core::pack::ToolPack
+//! [`AbortSignal`]: pi_tool_core::AbortSignal
 #![warn(missing_docs)]
 
 mod call;

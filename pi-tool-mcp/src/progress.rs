@@ -8,7 +8,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use pi_tool::{JsonDetails, JsonToolResult, OnUpdate};
+use pi_tool_core::{JsonDetails, JsonToolResult, OnUpdate};
 use rmcp::model::ProgressToken;
 use rmcp::service::{Peer, RoleServer};
 use tokio::sync::mpsc;

@@ -1,12 +1,12 @@
 //! The `inputSchema` a tool is listed with: the parameter schema in the `mcp` profile.
 //!
 //! MCP hosts forward `inputSchema` unchanged to Anthropic, OpenAI or Gemini, so the
-//! listing uses pi-tool's portable `mcp` profile (`pi_tool::profiles::Profile::Mcp`),
+//! listing uses pi-tool's portable `mcp` profile (`pi_tool_core::profiles::Profile::Mcp`),
 //! while calls are still validated against the tool's own canonical schema by
-//! [`AgentTool::check_arguments`](pi_tool::AgentTool).
+//! [`AgentTool::check_arguments`](pi_tool_core::AgentTool).
 
-use pi_tool::profiles::Profile;
-use pi_tool::{ToolSpec, Value};
+use pi_tool_core::profiles::Profile;
+use pi_tool_core::{ToolSpec, Value};
 use rmcp::model::JsonObject;
 
 /// The listed schema of `spec`, and what the profile reported about it (`tool "x":

@@ -5,12 +5,12 @@
 //! request); this handler only lists the pack and runs calls through [`run_call`].
 
 use std::fmt;
+use std::num::NonZeroUsize;
 use std::sync::Arc;
 
-use pi_tool::agent::RunPolicy;
-use pi_tool::context::ExtensionContext;
-use pi_tool::pack::ToolPack;
-use pi_tool::{AbortSignal, AgentTool, ToolError, Value};
+use pi_tool_core::context::ExtensionContext;
+use pi_tool_core::pack::ToolPack;
+use pi_tool_core::{AbortSignal, AgentTool, CallPolicy, ToolError, Value};
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
     GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
@@ -63,12 +63,12 @@ pub struct PackServer {
     cache_hints: (u64, CacheScope),
 }
 
-/// The parts of the run policy an MCP server applies (its hooks need an agent's
-/// assistant message and context, which a server does not have).
+/// What an MCP server applies to its calls: the call policy every host shares, and a
+/// concurrency limit across clients.
 struct McpPolicy {
-    policy: RunPolicy,
-    /// Holds one permit per running call when `max_concurrency` is set.
-    permits: Option<Semaphore>,
+    policy: CallPolicy,
+    /// Holds one permit per running call when a concurrency limit is set.
+    permits: Option<Arc<Semaphore>>,
 }
 
 impl fmt::Debug for PackServer {
@@ -107,7 +107,7 @@ impl PackServer {
             instructions: None,
             on_call_end: None,
             policy: Arc::new(McpPolicy {
-                policy: RunPolicy::default(),
+                policy: CallPolicy::default(),
                 permits: None,
             }),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
@@ -122,18 +122,28 @@ impl PackServer {
         }
     }
 
-    /// Applies the run policy every host shares: `max_concurrency` bounds the calls
-    /// running at once across all clients (others wait their turn), `tool_timeout` ends
-    /// calls of tools without their own timeout, the redactor scrubs every error text and
-    /// the result budget bounds what the client's model reads (the full text stays in
-    /// `structuredContent`'s details). Its hooks are not run: they need an agent's
-    /// assistant message and context, which a server does not have.
+    /// Applies the call policy every host shares to each call: `tool_timeout` ends calls
+    /// of tools without their own timeout, `argument_limits` refuse oversized arguments,
+    /// the redactor scrubs every error text, the result budget bounds what the client's
+    /// model reads (the full text stays in `structuredContent`'s details) and
+    /// `trace_content` records arguments and results in the spans. A server has no batch
+    /// and no hooks (they need an agent's assistant message and context); bound the calls
+    /// running at once with [`with_max_concurrency`](Self::with_max_concurrency).
     #[must_use]
-    pub fn with_policy(mut self, policy: RunPolicy) -> Self {
-        let permits = policy
-            .max_concurrency
-            .map(|limit| Semaphore::new(limit.get()));
+    pub fn with_policy(mut self, policy: CallPolicy) -> Self {
+        let permits = self.policy.permits.clone();
         self.policy = Arc::new(McpPolicy { policy, permits });
+        self
+    }
+
+    /// Bounds the calls running at once across all clients; others wait their turn.
+    #[must_use]
+    pub fn with_max_concurrency(mut self, limit: NonZeroUsize) -> Self {
+        let policy = self.policy.policy.clone();
+        self.policy = Arc::new(McpPolicy {
+            policy,
+            permits: Some(Arc::new(Semaphore::new(limit.get()))),
+        });
         self
     }
 

@@ -5,8 +5,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use pi_tool::CallPolicy;
 use pi_tool::ToolInvocation;
-use pi_tool::agent::RunPolicy;
 use pi_tool::pack::{ToolOwner, ToolPack};
 use pi_tool::safety::{Redactor, ResultBudget};
 use pi_tool::schema::ToolSchema;
@@ -97,7 +97,7 @@ impl Wire {
 }
 
 async fn start() -> Wire {
-    start_with(RunPolicy::default()).await
+    start_with(CallPolicy::default()).await
 }
 
 /// Sleeps for a minute (a call the timeout must end), or prints 500 lines, or fails
@@ -129,7 +129,7 @@ impl AgentTool for PolicyTool {
     }
 }
 
-async fn start_with(policy: RunPolicy) -> Wire {
+async fn start_with(policy: CallPolicy) -> Wire {
     let mut pack = ToolPack::new();
     let owner = ToolOwner::new("protocol-test");
     pack.push(
@@ -289,7 +289,7 @@ async fn arguments_of_the_wrong_shape_and_missing_arguments_are_handled() {
 /// the default timeout, redaction of error texts and the result budget.
 #[tokio::test]
 async fn the_run_policy_applies_to_mcp_calls() {
-    let policy = RunPolicy::new()
+    let policy = CallPolicy::new()
         .tool_timeout(Duration::from_millis(50))
         .redact_secrets(Redactor::new(["sk-live-0123456789abcdef"]).unwrap())
         .result_budget(ResultBudget::new(64 * 1024, 10));

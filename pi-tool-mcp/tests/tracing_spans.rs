@@ -8,7 +8,7 @@ mod tracing_support;
 
 use std::time::Duration;
 
-use pi_tool::agent::RunPolicy;
+use pi_tool::CallPolicy;
 use pi_tool::safety::Redactor;
 use pi_tool::{AgentToolResult, OnUpdate, ToolError, Value, json, pi_tool};
 use pi_tool_mcp::PackServer;
@@ -74,7 +74,7 @@ impl Wire {
     }
 }
 
-async fn start(policy: RunPolicy) -> Wire {
+async fn start(policy: CallPolicy) -> Wire {
     let server = PackServer::new(pi_tool::tool_pack![Steps, Broken]).with_policy(policy);
     let (client, server_end) = tokio::io::duplex(64 * 1024);
     let (read, write) = tokio::io::split(server_end);
@@ -116,7 +116,7 @@ fn tool_span(recorder: &Recorder, call_id: &str) -> SpanRecord {
 async fn each_call_is_an_execute_tool_span() {
     let recorder = Recorder::default();
     let _guard = recorder.install();
-    let mut wire = start(RunPolicy::default()).await;
+    let mut wire = start(CallPolicy::default()).await;
 
     let answer = wire.call(1, "steps", json!({"note": "hi"})).await;
     assert_eq!(answer["result"]["isError"], json!(false), "{answer}");
@@ -157,7 +157,7 @@ async fn each_call_is_an_execute_tool_span() {
 async fn content_is_traced_on_request_and_redacted() {
     let recorder = Recorder::default();
     let _guard = recorder.install();
-    let policy = RunPolicy::new()
+    let policy = CallPolicy::new()
         .trace_content(true)
         .redact_secrets(Redactor::new([SECRET]).unwrap());
     let mut wire = start(policy).await;

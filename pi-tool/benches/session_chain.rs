@@ -8,8 +8,8 @@ use std::sync::Arc;
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use pi_tool::AgentTool;
 use pi_tool::ToolInvocation;
-use pi_tool::model::AssistantContent;
 use pi_tool::context::ExtensionContext;
+use pi_tool::model::AssistantContent;
 use pi_tool::schema::ToolSchema;
 use pi_tool::session::{
     AgentSession, ExtensionApi, FnExtension, SessionError, ToolCallDecision, ToolCallEvent,

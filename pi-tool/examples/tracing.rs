@@ -31,7 +31,7 @@ use pi_tool::agent::{Agent, AgentOptions, RunPolicy};
 use pi_tool::model::AssistantContent;
 use pi_tool::safety::Redactor;
 use pi_tool::testing::{FauxModel, FauxTurn};
-use pi_tool::{AbortSignal, AgentToolResult, OnUpdate, ToolError, json, pi_tool};
+use pi_tool::{AbortSignal, AgentToolResult, CallPolicy, OnUpdate, ToolError, json, pi_tool};
 use tracing_subscriber::fmt::format::FmtSpan;
 
 /// The demo's API key: it must never appear in a trace.
@@ -88,9 +88,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         ]),
         FauxTurn::text("Paris is at 18°C and Tokyo at 24°C."),
     ]);
-    let policy = RunPolicy::new()
-        .trace_content(true)
-        .redact_secrets(Redactor::new([API_KEY])?);
+    let policy = RunPolicy::new().call(
+        CallPolicy::new()
+            .trace_content(true)
+            .redact_secrets(Redactor::new([API_KEY])?),
+    );
     let agent = Agent::new(
         AgentOptions::new(Arc::new(model))
             .model(FauxModel::model())

@@ -137,7 +137,6 @@
 
 pub mod agent;
 pub mod model;
-pub mod profiles;
 #[cfg(any(
     feature = "anthropic-messages",
     feature = "openai-completions",
@@ -157,13 +156,13 @@ pub mod testing;
 
 // The tool contract, from the core crate that tool packs depend on, at the same paths.
 pub use pi_tool_core::{
-    ABORTED_MESSAGE, AbortController, AbortSignal, AgentTool, AgentToolResult, Content,
-    EmbeddedResource, IntoAgentTool, IntoToolResult, Json, JsonDetails, JsonToolResult, NoDetails, NoParams,
-    OnUpdate, Tool, ToolAnnotations, ToolError, ToolErrorKind, ToolExecutionMode,
-    ToolInvocation, ResourceLink, ToolSpec, call_contained, check_contained, execute_contained, tool_pack,
-    wrap_tool_definition,
+    ABORTED_MESSAGE, AbortController, AbortSignal, AgentTool, AgentToolResult, CallFailure,
+    CallPolicy, CallSpan, Content, EmbeddedResource, IntoAgentTool, IntoToolResult, Json, JsonDetails,
+    JsonToolResult, NoDetails, NoParams, OnUpdate, Tool, ToolAnnotations, ToolError, ToolErrorKind,
+    ToolExecutionMode, ToolInvocation, ResourceLink, ToolSpec, call_contained, check_contained,
+    execute_contained, tool_pack, wrap_tool_definition,
 };
-pub use pi_tool_core::{bounds, context, pack, safety, schema};
+pub use pi_tool_core::{bounds, context, pack, profiles, safety, schema};
 
 #[doc(hidden)]
 pub use pi_tool_core::__private;
@@ -178,9 +177,9 @@ pub mod __fuzz;
 
 pub use pi_tool_macros::{output, params, pi_tool, pi_tools};
 
+pub use pi_tool_core::JsonSchema;
 /// Re-exported so that tool crates need no direct dependency on them.
 pub use pi_tool_core::async_trait;
-pub use pi_tool_core::JsonSchema;
 pub use pi_tool_core::{Value, json};
 
 #[doc(hidden)]

@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use pi_tool::agent::{Agent, AgentOptions, ApprovalPolicy, WithoutUi};
-use pi_tool::model::{AssistantContent, Message};
 use pi_tool::context::ExtensionUi;
+use pi_tool::model::{AssistantContent, Message};
 use pi_tool::session::{AgentSession, FnExtension};
 use pi_tool::testing::{FauxModel, FauxTurn};
 use pi_tool::{IntoAgentTool, Tool, ToolAnnotations, ToolError, async_trait, json, pi_tool};

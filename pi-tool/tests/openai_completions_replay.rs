@@ -10,7 +10,10 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use pi_tool::AbortController;
-use pi_tool::model::{AssistantContent, AssistantMessageEvent, Context, Message, Model, StopReason, StreamFn, StreamOptions};
+use pi_tool::model::{
+    AssistantContent, AssistantMessageEvent, Context, Message, Model, StopReason, StreamFn,
+    StreamOptions,
+};
 use pi_tool::providers::{OpenAiCompletions, Providers};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

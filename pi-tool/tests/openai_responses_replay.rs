@@ -12,7 +12,10 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use pi_tool::AbortController;
-use pi_tool::model::{ApiKey, AssistantContent, AssistantMessage, AssistantMessageEvent, Context, Message, Model, StopReason, StreamFn, StreamOptions};
+use pi_tool::model::{
+    ApiKey, AssistantContent, AssistantMessage, AssistantMessageEvent, Context, Message, Model,
+    StopReason, StreamFn, StreamOptions,
+};
 use pi_tool::providers::OpenAiResponses;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};

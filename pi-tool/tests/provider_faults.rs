@@ -16,7 +16,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use pi_tool::model::{AssistantContent, AssistantMessage, AssistantMessageEvent, Context, Message, Model, StopReason, StreamFn, StreamOptions};
+use pi_tool::model::{
+    AssistantContent, AssistantMessage, AssistantMessageEvent, Context, Message, Model, StopReason,
+    StreamFn, StreamOptions,
+};
 use pi_tool::providers::{AnthropicMessages, OpenAiCompletions, OpenAiResponses};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};

@@ -9,14 +9,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use pi_tool::ToolInvocation;
-use pi_tool::agent::{Agent, AgentOptions};
+use pi_tool::agent::{Agent, AgentOptions, RunPolicy};
 use pi_tool::model::{AssistantContent, Message};
 use pi_tool::safety::ResultBudget;
 use pi_tool::schema::ToolSchema;
 use pi_tool::session::AgentSession;
 use pi_tool::testing::{FauxModel, FauxTurn};
 use pi_tool::{
-    AbortSignal, AgentTool, JsonToolResult, OnUpdate, ToolError, ToolSpec, Value, async_trait, json,
+    AbortSignal, AgentTool, CallPolicy, JsonToolResult, OnUpdate, ToolError, ToolSpec, Value,
+    async_trait, json,
 };
 
 type Body = dyn Fn() -> Pin<Box<dyn Future<Output = Result<JsonToolResult, ToolError>> + Send>>
@@ -96,7 +97,7 @@ async fn a_session_bounds_a_parallel_batch_with_max_concurrency() {
     let peak = Arc::new(AtomicUsize::new(0));
     let session = AgentSession::builder(Arc::new(FauxModel::new(vec![calls("work", 6)])))
         .agent_tool(counting_tool(peak.clone()))
-        .max_concurrency(NonZeroUsize::new(2).unwrap())
+        .policy(RunPolicy::new().max_concurrency(NonZeroUsize::new(2).unwrap()))
         .build()
         .unwrap();
     session.prompt("go").await.unwrap();
@@ -112,7 +113,11 @@ async fn a_session_ends_a_stuck_call_with_its_default_timeout() {
     });
     let session = AgentSession::builder(Arc::new(FauxModel::new(vec![calls("stuck", 1)])))
         .agent_tool(stuck)
-        .tool_timeout(Duration::from_millis(50))
+        .policy(
+            CallPolicy::new()
+                .tool_timeout(Duration::from_millis(50))
+                .into(),
+        )
         .build()
         .unwrap();
     let started = std::time::Instant::now();
@@ -151,7 +156,7 @@ async fn a_session_and_an_agent_apply_the_result_budget_alike() {
     let budget = ResultBudget::new(64 * 1024, 10);
     let session = AgentSession::builder(Arc::new(FauxModel::new(vec![calls("logs", 1)])))
         .agent_tool(long_output())
-        .result_budget(budget.clone())
+        .policy(CallPolicy::new().result_budget(budget.clone()).into())
         .build()
         .unwrap();
     session.prompt("go").await.unwrap();

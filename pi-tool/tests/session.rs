@@ -5,8 +5,8 @@ use std::sync::{Arc, Mutex};
 
 use pi_tool::AgentTool;
 use pi_tool::ToolInvocation;
-use pi_tool::model::{AssistantContent, Message};
 use pi_tool::context::{ExtensionContext, ExtensionUi, Mode};
+use pi_tool::model::{AssistantContent, Message};
 use pi_tool::safety::Redactor;
 use pi_tool::schema::ToolSchema;
 use pi_tool::session::{
@@ -15,8 +15,8 @@ use pi_tool::session::{
 };
 use pi_tool::testing::{FauxModel, FauxTurn};
 use pi_tool::{
-    AgentToolResult, JsonSchema, JsonToolResult, Tool, ToolError, ToolSpec, Value, async_trait,
-    json,
+    AgentToolResult, CallPolicy, JsonSchema, JsonToolResult, Tool, ToolError, ToolSpec, Value,
+    async_trait, json,
 };
 use serde::Deserialize;
 
@@ -651,7 +651,11 @@ async fn configured_secrets_never_reach_the_model_in_error_text() {
         AssistantContent::tool_call("c2", "blocked", json!({})),
     ])]);
     let session = AgentSession::builder(stream)
-        .redact_secrets(Redactor::new(["hunter2-secret"]).unwrap())
+        .policy(
+            CallPolicy::new()
+                .redact_secrets(Redactor::new(["hunter2-secret"]).unwrap())
+                .into(),
+        )
         .custom_tool(tool_with("leaky", None, &[], |_, _| {
             Err(ToolError::new("login failed with password hunter2-secret"))
         }))
@@ -805,7 +809,11 @@ async fn a_session_takes_the_argument_limits_of_the_run_policy() {
     ]);
     let session = AgentSession::builder(stream)
         .custom_tool(tool("echo", "ok"))
-        .argument_limits(pi_tool::schema::ArgumentLimits::new().max_depth(2))
+        .policy(
+            CallPolicy::new()
+                .argument_limits(pi_tool::schema::ArgumentLimits::new().max_depth(2))
+                .into(),
+        )
         .build()
         .unwrap();
     session.prompt("go").await.unwrap();

@@ -14,7 +14,7 @@ use pi_tool::model::AssistantContent;
 use pi_tool::safety::Redactor;
 use pi_tool::session::AgentSession;
 use pi_tool::testing::{FauxModel, FauxTurn};
-use pi_tool::{AbortSignal, AgentToolResult, OnUpdate, ToolError, json, pi_tool};
+use pi_tool::{AbortSignal, AgentToolResult, CallPolicy, OnUpdate, ToolError, json, pi_tool};
 use tracing_support::{Recorder, SpanRecord};
 
 #[pi_tool::params]
@@ -204,9 +204,11 @@ async fn content_is_recorded_on_request_and_redacted_first() {
     const SECRET: &str = "sk-live-0123456789abcdef";
     let recorder = Recorder::default();
     let _guard = recorder.install();
-    let policy = RunPolicy::new()
-        .trace_content(true)
-        .redact_secrets(Redactor::new([SECRET]).unwrap());
+    let policy = RunPolicy::new().call(
+        CallPolicy::new()
+            .trace_content(true)
+            .redact_secrets(Redactor::new([SECRET]).unwrap()),
+    );
     let agent = agent(
         vec![FauxTurn::new(vec![
             echo_call("call_secret", &format!("the key is {SECRET}")),

@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use pi_tool::ToolInvocation;
-use pi_tool::model::{ApiKey, CacheRetention, Context, Message, Model, StreamOptions, ThinkingLevel, ToolChoice};
+use pi_tool::model::{
+    ApiKey, CacheRetention, Context, Message, Model, StreamOptions, ThinkingLevel, ToolChoice,
+};
 use pi_tool::schema::ToolSchema;
 use pi_tool::{AgentTool, JsonToolResult, ToolError, ToolSpec};
 use serde_json::{Map, Value, json};

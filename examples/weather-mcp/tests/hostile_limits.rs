@@ -1,4 +1,4 @@
-//! The argument limits come from the host's `RunPolicy` (issue 11 §1) and read the same on
+//! The argument limits come from the host's `CallPolicy` (issue 11 §1) and read the same on
 //! every host: the agent loop and the MCP server (`PackServer::with_policy`) refuse the
 //! same call with the same text, before the tool runs; without the policy's limits the
 //! defaults apply, and they take what a real call sends.
@@ -7,18 +7,18 @@ mod hostile;
 
 use std::sync::Arc;
 
-use pi_tool::agent::{Agent, AgentOptions, RunPolicy};
+use pi_tool::agent::{Agent, AgentOptions};
 use pi_tool::model::AssistantContent;
 use pi_tool::pack::{ToolOwner, ToolPack};
 use pi_tool::schema::ArgumentLimits;
 use pi_tool::testing::{FauxModel, FauxTurn};
-use pi_tool::{IntoAgentTool, Value, json};
+use pi_tool::{CallPolicy, IntoAgentTool, Value, json};
 use pi_tool_mcp::PackServer;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use weather_example::GetWeather;
 
 /// What the agent loop answers to one `get_weather` call with `arguments`.
-async fn through_the_loop(arguments: Value, policy: RunPolicy) -> hostile::Answer {
+async fn through_the_loop(arguments: Value, policy: CallPolicy) -> hostile::Answer {
     let model = Arc::new(FauxModel::new(vec![
         FauxTurn::new(vec![AssistantContent::tool_call(
             "call_1",
@@ -31,14 +31,14 @@ async fn through_the_loop(arguments: Value, policy: RunPolicy) -> hostile::Answe
         AgentOptions::new(model)
             .model(FauxModel::model())
             .tools(vec![GetWeather.into_agent_tool()])
-            .policy(policy),
+            .policy(policy.into()),
     );
     agent.prompt("Weather?").await.expect("the run ends");
     hostile::provider::answer_of(&agent.messages())
 }
 
 /// What `PackServer::with_policy(policy)` answers to the same call, over its framing.
-async fn through_mcp(arguments: Value, policy: RunPolicy) -> hostile::Answer {
+async fn through_mcp(arguments: Value, policy: CallPolicy) -> hostile::Answer {
     let mut pack = ToolPack::new();
     pack.push(ToolOwner::new("hostile-limits"), GetWeather)
         .expect("one tool");
@@ -80,7 +80,7 @@ async fn through_mcp(arguments: Value, policy: RunPolicy) -> hostile::Answer {
 #[tokio::test]
 async fn the_run_policy_sets_the_limits_and_every_host_reads_them_alike() {
     let arguments = json!({"city": "Tokyo", "unit": "celsius"});
-    let tight = || RunPolicy::new().argument_limits(ArgumentLimits::new().max_bytes(16));
+    let tight = || CallPolicy::new().argument_limits(ArgumentLimits::new().max_bytes(16));
     let expected =
         "Tool get_weather: arguments take at least 33 bytes as JSON; the limit is 16 (max_bytes)";
     let in_loop = through_the_loop(arguments.clone(), tight()).await;
@@ -91,8 +91,8 @@ async fn the_run_policy_sets_the_limits_and_every_host_reads_them_alike() {
     }
     // The defaults take the same call.
     for answer in [
-        through_the_loop(arguments.clone(), RunPolicy::new()).await,
-        through_mcp(arguments, RunPolicy::new()).await,
+        through_the_loop(arguments.clone(), CallPolicy::new()).await,
+        through_mcp(arguments, CallPolicy::new()).await,
     ] {
         assert!(!answer.is_error, "{answer:?}");
         assert_eq!(answer.text, "Tokyo: 24 degrees celsius");
@@ -102,9 +102,9 @@ async fn the_run_policy_sets_the_limits_and_every_host_reads_them_alike() {
 #[tokio::test]
 async fn depth_and_string_limits_name_what_they_saw_on_every_host() {
     let deep = json!({"city": "Tokyo", "x": [[[[1]]]]});
-    let shallow = || RunPolicy::new().argument_limits(ArgumentLimits::new().max_depth(3));
+    let shallow = || CallPolicy::new().argument_limits(ArgumentLimits::new().max_depth(3));
     let long = json!({"city": "Tokyo!"});
-    let short = || RunPolicy::new().argument_limits(ArgumentLimits::new().max_string_chars(5));
+    let short = || CallPolicy::new().argument_limits(ArgumentLimits::new().max_string_chars(5));
     for (arguments, policy, expected) in [
         (
             deep,

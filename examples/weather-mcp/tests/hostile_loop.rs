@@ -12,8 +12,8 @@ use std::time::Instant;
 use hostile::provider::{FakeModel, answer_of};
 use hostile::{Host, Tally};
 use pi_tool::IntoAgentTool;
-use pi_tool::model::StreamFn;
 use pi_tool::agent::{Agent, AgentOptions};
+use pi_tool::model::StreamFn;
 use pi_tool::providers::Providers;
 use weather_example::GetWeather;
 

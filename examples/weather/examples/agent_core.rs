@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use pi_tool::IntoAgentTool;
 use pi_tool::agent::{Agent, AgentOptions};
-use pi_tool::model::{AssistantContent, Message};
 use pi_tool::json;
+use pi_tool::model::{AssistantContent, Message};
 use pi_tool::testing::{FauxModel, FauxTurn};
 use weather_example::GetWeather;
 

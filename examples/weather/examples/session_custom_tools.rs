@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
-use pi_tool::model::AssistantContent;
 use pi_tool::json;
+use pi_tool::model::AssistantContent;
 use pi_tool::session::AgentSession;
 use pi_tool::testing::{FauxModel, FauxTurn};
 use weather_example::GetWeather;

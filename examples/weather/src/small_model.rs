@@ -13,7 +13,10 @@
 
 use std::sync::Arc;
 
-use pi_tool::model::{AssistantContent, AssistantMessage, Context, Message, Model, StopReason, StreamFn, StreamOptions, ToolChoice, ToolResultMessage, UserMessage};
+use pi_tool::model::{
+    AssistantContent, AssistantMessage, Context, Message, Model, StopReason, StreamFn,
+    StreamOptions, ToolChoice, ToolResultMessage, UserMessage,
+};
 use pi_tool::{Content, json};
 
 /// The system prompt that a 135M model follows (the seed's "Use get_weather for supported

@@ -2,8 +2,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use pi_tool::model::AssistantContent;
 use pi_tool::context::{ExtensionUi, Mode};
+use pi_tool::model::AssistantContent;
 use pi_tool::session::AgentSession;
 use pi_tool::testing::{FauxModel, FauxTurn};
 use pi_tool::{async_trait, json};

@@ -31,4 +31,3 @@ fn invalid_params(tool_name: &str, params: &Value, error: &tracked::PathError) -
         super::failure_text(tool_name, &[line], params),
     )
 }
-

@@ -80,10 +80,7 @@ pub fn push_segment(out: &mut String, segment: &str) {
 }
 
 /// Calls `f` on every direct subschema of `map`, mutably.
-pub fn for_each_child_mut(
-    map: &mut Map<String, Value>,
-    mut f: impl FnMut(Step<'_>, &mut Value),
-) {
+pub fn for_each_child_mut(map: &mut Map<String, Value>, mut f: impl FnMut(Step<'_>, &mut Value)) {
     for (key, value) in map.iter_mut() {
         let key = key.as_str();
         if SINGLE.contains(&key) {

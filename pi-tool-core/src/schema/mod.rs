@@ -77,11 +77,11 @@ mod format;
 
 mod deserialize;
 pub(crate) mod keywords;
-mod tracked;
 mod limits;
 mod normalize;
 mod nulls;
 mod output;
+mod tracked;
 
 use std::any::TypeId;
 use std::collections::HashMap;

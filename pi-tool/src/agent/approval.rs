@@ -16,7 +16,8 @@
 //! * as the agent's [`BeforeToolCall`] hook (`RunPolicy::before_tool_call`): it finds
 //!   the called tool's annotations in the run's context, and asks the UI given with
 //!   [`ApprovalPolicy::ui`];
-//! * as a session `tool_call` handler ([`ToolCallHandler`]): it asks the session's UI
+//! * as a session `tool_call` handler (`session::ToolCallHandler`, implemented in
+//!   `session`): it asks the session's UI
 //!   (`ctx.ui()`, `ctx.has_ui()`), and reads annotations from the tools given with
 //!   [`ApprovalPolicy::tools`] (a handler sees the call, not the tool).
 //!
@@ -30,10 +31,9 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use super::hooks::{BeforeToolCall, BeforeToolCallContext, BeforeToolCallResult};
+use crate::context::ExtensionUi;
 use pi_tool_core::AbortSignal;
-use crate::context::{ExtensionContext, ExtensionUi};
 use pi_tool_core::ToolError;
-use crate::session::{ToolCallDecision, ToolCallEvent, ToolCallHandler};
 use pi_tool_core::{AgentTool, ToolAnnotations};
 
 /// What the policy does with a call that needs approval when there is no UI to ask.
@@ -66,7 +66,7 @@ const SHOWN_ARGUMENTS: usize = 400;
 pub struct ApprovalPolicy {
     ui: Option<Arc<dyn ExtensionUi>>,
     without_ui: WithoutUi,
-    known: HashMap<String, ToolAnnotations>,
+    pub(crate) known: HashMap<String, ToolAnnotations>,
 }
 
 impl std::fmt::Debug for ApprovalPolicy {
@@ -112,7 +112,7 @@ impl ApprovalPolicy {
     }
 
     /// The decision for one call to `tool_name` with `annotations`, asking `ui` if needed.
-    async fn decide(
+    pub(crate) async fn decide(
         &self,
         tool_name: &str,
         annotations: &ToolAnnotations,
@@ -191,31 +191,6 @@ impl BeforeToolCall for ApprovalPolicy {
                 ctx.args,
                 self.ui.as_deref(),
                 Some(signal),
-            )
-            .await)
-    }
-}
-
-#[async_trait]
-impl ToolCallHandler for ApprovalPolicy {
-    async fn on_tool_call(
-        &self,
-        event: &mut ToolCallEvent,
-        ctx: &ExtensionContext,
-    ) -> Result<ToolCallDecision, ToolError> {
-        let annotations = self
-            .known
-            .get(&event.tool_name)
-            .cloned()
-            .unwrap_or_default();
-        let ui = ctx.has_ui().then(|| ctx.ui());
-        Ok(self
-            .decide(
-                &event.tool_name,
-                &annotations,
-                &event.input,
-                ui,
-                ctx.live_signal().ok().flatten().as_ref(),
             )
             .await)
     }

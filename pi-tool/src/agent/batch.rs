@@ -35,18 +35,17 @@ use super::event::AgentEvent;
 use super::hooks::{
     AfterToolCallContext, BLOCKED_MESSAGE, BeforeToolCallContext, BeforeToolCallResult, merge_after,
 };
-use crate::model::{AssistantMessage, ToolCall, ToolResultMessage};
-use crate::model::Context;
 use super::policy::RunPolicy;
 use super::run::{AgentEventSink, LoopConfig};
-use super::telemetry::{self, ToolCallSpan};
+use crate::model::Context;
+use crate::model::{AssistantMessage, ToolCall, ToolResultMessage};
 use pi_tool_core::AbortSignal;
-use pi_tool_core::{check_contained, execute_contained};
 use pi_tool_core::JsonDetails;
-use pi_tool_core::{ABORTED_MESSAGE, ToolError, ToolErrorKind};
-use pi_tool_core::ToolExecutionMode;
 use pi_tool_core::JsonToolResult;
+use pi_tool_core::ToolExecutionMode;
+use pi_tool_core::{ABORTED_MESSAGE, ToolError, ToolErrorKind};
 use pi_tool_core::{AgentTool, ToolInvocation};
+use pi_tool_core::{CallFailure, CallSpan};
 
 /// The tool results of one batch and whether it ends the run.
 pub(crate) struct BatchOutcome {
@@ -63,7 +62,7 @@ struct Finalized {
 
 enum Preparation<'c> {
     /// An error result, with its `error.type`.
-    Immediate(JsonToolResult, &'static str),
+    Immediate(JsonToolResult, CallFailure),
     Prepared {
         tool: Arc<dyn AgentTool>,
         /// Borrowed from the call unless preparation, coercion or a hook changed them.
@@ -85,11 +84,11 @@ fn error_result(message: impl Into<String>) -> JsonToolResult {
 }
 
 /// `error.type` of an aborted call.
-const ABORTED: &str = telemetry::error_type(ToolErrorKind::Aborted);
+const ABORTED: CallFailure = CallFailure::of(ToolErrorKind::Aborted);
 /// `error.type` of a call an `after_tool_call` hook turned into an error.
-const TOOL_ERROR: &str = telemetry::error_type(ToolErrorKind::Failed);
+const TOOL_ERROR: CallFailure = CallFailure::of(ToolErrorKind::Failed);
 /// `error.type` of a hook that panicked.
-const PANIC: &str = telemetry::error_type(ToolErrorKind::Panicked);
+const PANIC: CallFailure = CallFailure::of(ToolErrorKind::Panicked);
 
 fn aborted_preparation<'c>() -> Preparation<'c> {
     Preparation::Immediate(error_result(ABORTED_MESSAGE), ABORTED)
@@ -107,14 +106,15 @@ pub(crate) async fn fail_truncated(
 ) -> BatchOutcome {
     let mut messages = Vec::with_capacity(calls.len());
     for call in calls {
-        let span = ToolCallSpan::new(&call.name, &call.id);
-        span.record_arguments(&call.arguments, policy);
+        let span = policy.call.span(&call.name, &call.id, &call.arguments);
         emit_start(sink, call).await;
         let result = error_result(format!(
             "Tool call \"{}\" was not executed: the response hit the output token limit, so its arguments may be truncated. Re-issue the tool call with complete arguments.",
             call.name
         ));
-        span.record_result(&result, Some(telemetry::TRUNCATED), policy);
+        let result = policy
+            .call
+            .finish(&span, result, Some(CallFailure::TRUNCATED));
         messages.push(finish(sink, call, result, true).await);
     }
     BatchOutcome {
@@ -211,13 +211,9 @@ pub(crate) async fn execute_tool_calls(
 
 impl<'a> Batch<'a> {
     /// Pi's `prepareToolCall`.
-    /// [`Self::prepare_call`], with the error text redacted when the host configured
-    /// secrets.
-    /// Runs inside the call's `span`, which records the arguments and, for an immediate
-    /// error result, how the call ended.
-    async fn prepare<'c>(&self, call: &'c ToolCall, span: &ToolCallSpan) -> Preparation<'c> {
-        let policy = &self.config.policy;
-        span.record_arguments(&call.arguments, policy);
+    /// [`Self::prepare_call`] inside the call's `span`; an immediate error result is
+    /// finished by the call policy (redacted, budgeted, recorded) at once.
+    async fn prepare<'c>(&self, call: &'c ToolCall, span: &CallSpan) -> Preparation<'c> {
         // `instrument` moves the future into a wrapper: a copy per call that a run with
         // no subscriber should not pay.
         let prepared = if span.span().is_disabled() {
@@ -228,30 +224,19 @@ impl<'a> Batch<'a> {
                 .await
         };
         match prepared {
-            Preparation::Immediate(result, error_type) => {
-                let result = self.redacted(result, true);
-                span.record_result(&result, Some(error_type), policy);
-                Preparation::Immediate(result, error_type)
+            Preparation::Immediate(result, failure) => {
+                let result = self.config.policy.call.finish(span, result, Some(failure));
+                Preparation::Immediate(result, failure)
             }
             prepared => prepared,
         }
-    }
-
-    /// Error results are the model-visible text most likely to carry what a tool or hook
-    /// saw (a token in an error message, a header in a panic): redact them when the host
-    /// configured a redactor.
-    fn redacted(&self, mut result: JsonToolResult, is_error: bool) -> JsonToolResult {
-        if is_error && let Some(redactor) = &self.config.policy.redactor {
-            redactor.redact_content(&mut result.content);
-        }
-        result
     }
 
     async fn prepare_call<'c>(&self, call: &'c ToolCall) -> Preparation<'c> {
         let Some(tool) = self.context.find_tool(&call.name) else {
             return Preparation::Immediate(
                 error_result(format!("Tool {} not found", call.name)),
-                telemetry::TOOL_NOT_FOUND,
+                CallFailure::NOT_FOUND,
             );
         };
         let tool = tool.clone();
@@ -260,10 +245,9 @@ impl<'a> Batch<'a> {
             .await;
         match attempt {
             Ok(Ok(preparation)) => preparation,
-            Ok(Err(error)) => Preparation::Immediate(
-                error_result(error.message()),
-                telemetry::error_type(error.kind()),
-            ),
+            Ok(Err(error)) => {
+                Preparation::Immediate(error_result(error.message()), CallFailure::of(error.kind()))
+            }
             // check_contained caught the tool's own panics: this one is the hook's.
             Err(panic) => Preparation::Immediate(
                 error_result(format!(
@@ -283,8 +267,7 @@ impl<'a> Batch<'a> {
         // Pi gives the tool its own copy (`structuredClone` before validation); a borrow
         // cannot change the model's arguments, so the copy is made only when a step below
         // changes them (`prepare_arguments`, coercion, a `before_tool_call` hook).
-        let mut args =
-            check_contained(&*tool, &call.arguments, &self.config.policy.argument_limits)?;
+        let mut args = self.config.policy.call.check(&*tool, &call.arguments)?;
         if let Some(hook) = &self.config.policy.before_tool_call {
             let decision = hook
                 .before_tool_call(
@@ -308,7 +291,7 @@ impl<'a> Batch<'a> {
                 if terminate {
                     result.terminate = Some(true);
                 }
-                return Ok(Preparation::Immediate(result, telemetry::BLOCKED));
+                return Ok(Preparation::Immediate(result, CallFailure::BLOCKED));
             }
         }
         if self.signal.is_aborted() {
@@ -319,28 +302,8 @@ impl<'a> Batch<'a> {
 
     /// Execute and finalize one prepared call (Pi's `executePreparedToolCall` +
     /// `finalizeExecutedToolCall`; with `check_abort`, the parallel thunk's abort check).
-    /// [`Self::execute_call`], with error text redacted (see [`Self::redacted`]). Its
-    /// `error.type` (`None`: a success) goes with the result to [`Self::drive`], which
-    /// records both into the call's span.
-    async fn run_call(
-        &self,
-        call: &ToolCall,
-        tool: Arc<dyn AgentTool>,
-        args: Cow<'_, Value>,
-        on_update: pi_tool_core::OnUpdate<Option<JsonDetails>>,
-        check_abort: bool,
-    ) -> (JsonToolResult, Option<&'static str>) {
-        let (result, error_type) = self
-            .execute_call(call, tool, args, on_update, check_abort)
-            .await;
-        let result = self.redacted(result, error_type.is_some());
-        let result = match &self.config.policy.result_budget {
-            Some(budget) => budget.apply_json(result),
-            None => result,
-        };
-        (result, error_type)
-    }
-
+    /// Its failure (`None`: a success) goes with the result to [`Self::drive`], where the
+    /// call policy finishes both (redaction, budget, span).
     async fn execute_call(
         &self,
         call: &ToolCall,
@@ -348,21 +311,20 @@ impl<'a> Batch<'a> {
         args: Cow<'_, Value>,
         on_update: pi_tool_core::OnUpdate<Option<JsonDetails>>,
         check_abort: bool,
-    ) -> (JsonToolResult, Option<&'static str>) {
+    ) -> (JsonToolResult, Option<CallFailure>) {
         if check_abort && self.signal.is_aborted() {
             return (error_result(ABORTED_MESSAGE), Some(ABORTED));
         }
-        let timeout = tool.spec().timeout.or(self.config.policy.tool_timeout);
         let invocation =
             ToolInvocation::new(&call.id, &*args, self.signal.clone(), on_update.clone());
-        let outcome = execute_contained(&*tool, invocation, timeout).await;
+        let outcome = self.config.policy.call.execute(&*tool, invocation).await;
         on_update.close();
         YieldOnce::new().await;
         let (result, error_type) = match outcome {
             Ok(result) => (result, None),
             Err(error) => (
                 error_result(error.message()),
-                Some(telemetry::error_type(error.kind())),
+                Some(CallFailure::of(error.kind())),
             ),
         };
         let is_error = error_type.is_some();
@@ -388,7 +350,7 @@ impl<'a> Batch<'a> {
                     }
                     Ok(Err(error)) => (
                         error_result(error.message()),
-                        Some(telemetry::error_type(error.kind())),
+                        Some(CallFailure::of(error.kind())),
                     ),
                     Err(panic) => (
                         error_result(format!("after_tool_call panicked: {}", panic_text(&*panic))),
@@ -405,7 +367,7 @@ impl<'a> Batch<'a> {
     /// `limit` bounds how many run at once.
     async fn drive(
         &self,
-        driver: &mut Driver<'_, (JsonToolResult, Option<&'static str>)>,
+        driver: &mut Driver<'_, (JsonToolResult, Option<CallFailure>)>,
         first: usize,
         calls: &[&ToolCall],
         limit: usize,
@@ -424,7 +386,7 @@ impl<'a> Batch<'a> {
                 DriverEvent::Update(slot, partial_result) => {
                     let call = calls[slot];
                     if let Some(span) = driver.span(slot) {
-                        span.record_update(&partial_result, &self.config.policy);
+                        span.record_update(&partial_result, &self.config.policy.call);
                     }
                     sink.emit(AgentEvent::ToolExecutionUpdate {
                         tool_call_id: call.id.clone(),
@@ -436,7 +398,7 @@ impl<'a> Batch<'a> {
                 }
                 DriverEvent::Done(slot, (result, error_type), span) => {
                     // What the model reads; the span ends here, with the call.
-                    span.record_result(&result, error_type, &self.config.policy);
+                    let result = self.config.policy.call.finish(&span, result, error_type);
                     drop(span);
                     let is_error = error_type.is_some();
                     emit_end(sink, calls[slot], &result, is_error).await;
@@ -458,7 +420,11 @@ impl<'a> Batch<'a> {
         let mut driver = Driver::new();
         let mut slot_calls: Vec<&ToolCall> = Vec::with_capacity(calls.len());
         for (index, call) in calls.iter().enumerate() {
-            let span = ToolCallSpan::new(&call.name, &call.id);
+            let span = self
+                .config
+                .policy
+                .call
+                .span(&call.name, &call.id, &call.arguments);
             emit_start(sink, call).await;
             let (result, is_error) = match self.prepare(call, &span).await {
                 Preparation::Immediate(result, _) => {
@@ -469,7 +435,7 @@ impl<'a> Batch<'a> {
                 Preparation::Prepared { tool, args } => {
                     let on_update = driver.on_update_for_next();
                     let slot = driver.push(
-                        Box::pin(self.run_call(call, tool, args, on_update, false)),
+                        Box::pin(self.execute_call(call, tool, args, on_update, false)),
                         span,
                     );
                     slot_calls.push(call);
@@ -526,11 +492,17 @@ impl<'a> Batch<'a> {
         messages: &mut Vec<Arc<ToolResultMessage>>,
     ) {
         for call in rest {
-            let span = ToolCallSpan::new(&call.name, &call.id);
-            span.record_arguments(&call.arguments, &self.config.policy);
+            let span = self
+                .config
+                .policy
+                .call
+                .span(&call.name, &call.id, &call.arguments);
             emit_start(sink, call).await;
-            let result = error_result(ABORTED_MESSAGE);
-            span.record_result(&result, Some(ABORTED), &self.config.policy);
+            let result =
+                self.config
+                    .policy
+                    .call
+                    .finish(&span, error_result(ABORTED_MESSAGE), Some(ABORTED));
             drop(span);
             messages.push(finish(sink, call, result.clone(), true).await);
             finalized.push(Finalized {
@@ -550,7 +522,11 @@ impl<'a> Batch<'a> {
         let mut slot_index: Vec<usize> = Vec::new();
         let mut stopped_after = None;
         for (index, call) in calls.iter().enumerate() {
-            let span = ToolCallSpan::new(&call.name, &call.id);
+            let span = self
+                .config
+                .policy
+                .call
+                .span(&call.name, &call.id, &call.arguments);
             emit_start(sink, call).await;
             match self.prepare(call, &span).await {
                 Preparation::Immediate(result, _) => {
@@ -565,7 +541,7 @@ impl<'a> Batch<'a> {
                 Preparation::Prepared { tool, args } => {
                     let on_update = driver.on_update_for_next();
                     driver.push(
-                        Box::pin(self.run_call(call, tool, args, on_update, true)),
+                        Box::pin(self.execute_call(call, tool, args, on_update, true)),
                         span,
                     );
                     slot_calls.push(call);
@@ -580,11 +556,17 @@ impl<'a> Batch<'a> {
         if let Some(first) = stopped_after {
             // Pi drops the calls it has not prepared yet; pi-tool answers them.
             for (offset, call) in calls[first..].iter().enumerate() {
-                let span = ToolCallSpan::new(&call.name, &call.id);
-                span.record_arguments(&call.arguments, &self.config.policy);
+                let span = self
+                    .config
+                    .policy
+                    .call
+                    .span(&call.name, &call.id, &call.arguments);
                 emit_start(sink, call).await;
-                let result = error_result(ABORTED_MESSAGE);
-                span.record_result(&result, Some(ABORTED), &self.config.policy);
+                let result = self.config.policy.call.finish(
+                    &span,
+                    error_result(ABORTED_MESSAGE),
+                    Some(ABORTED),
+                );
                 drop(span);
                 emit_end(sink, call, &result, true).await;
                 finalized[first + offset] = Some(Finalized {

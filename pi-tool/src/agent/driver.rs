@@ -19,7 +19,7 @@ use std::task::{Context, Poll, Wake, Waker};
 
 use futures::task::AtomicWaker;
 
-use super::telemetry::ToolCallSpan;
+use pi_tool_core::CallSpan;
 use pi_tool_core::JsonDetails;
 use pi_tool_core::JsonToolResult;
 use pi_tool_core::OnUpdate;
@@ -74,7 +74,7 @@ struct Slot<'a, T> {
     waker: Waker,
     /// Entered around every poll of the call (no `Instrumented` wrapper, so no copy of
     /// the future), and handed out with the call's end.
-    span: ToolCallSpan,
+    span: CallSpan,
 }
 
 /// What happened next in the batch.
@@ -82,7 +82,7 @@ pub(crate) enum DriverEvent<T> {
     /// Call `slot` reported progress.
     Update(usize, JsonToolResult),
     /// Call `slot` finished; its span is handed over, to be recorded into and ended.
-    Done(usize, T, ToolCallSpan),
+    Done(usize, T, CallSpan),
 }
 
 pub(crate) struct Driver<'a, T> {
@@ -114,7 +114,7 @@ impl<'a, T> Driver<'a, T> {
     }
 
     /// Adds a call (not started yet) and its span; returns its slot.
-    pub(crate) fn push(&mut self, future: SlotFuture<'a, T>, span: ToolCallSpan) -> usize {
+    pub(crate) fn push(&mut self, future: SlotFuture<'a, T>, span: CallSpan) -> usize {
         let index = self.slots.len();
         let flag = Arc::new(SlotWaker {
             index,
@@ -133,7 +133,7 @@ impl<'a, T> Driver<'a, T> {
     }
 
     /// The span of the call in `slot` (an empty one once its end was handed out).
-    pub(crate) fn span(&self, slot: usize) -> Option<&ToolCallSpan> {
+    pub(crate) fn span(&self, slot: usize) -> Option<&CallSpan> {
         self.slots.get(slot).map(|s| &s.span)
     }
 
@@ -157,12 +157,9 @@ impl<'a, T> Driver<'a, T> {
             }
             if let Some((slot, output)) = self.finished.take() {
                 // The call's updates are out: its span goes with its end.
-                let span = self
-                    .slots
-                    .get_mut(slot)
-                    .map_or_else(ToolCallSpan::none, |s| {
-                        std::mem::replace(&mut s.span, ToolCallSpan::none())
-                    });
+                let span = self.slots.get_mut(slot).map_or_else(CallSpan::none, |s| {
+                    std::mem::replace(&mut s.span, CallSpan::none())
+                });
                 return Some(DriverEvent::Done(slot, output, span));
             }
             if self.live == 0 {

@@ -21,8 +21,8 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::model::{AssistantMessage, Message, ToolResultMessage, serialize_assistant};
 use crate::model::AssistantMessageEvent;
+use crate::model::{AssistantMessage, Message, ToolResultMessage, serialize_assistant};
 use pi_tool_core::JsonToolResult;
 
 /// One agent lifecycle event (Pi's `AgentEvent`).

@@ -21,8 +21,8 @@ use crate::model::{AssistantMessage, Message, ToolCall, ToolResultMessage};
 use crate::model::{Context, Model, ThinkingLevel};
 use pi_tool_core::AbortSignal;
 use pi_tool_core::Content;
-use pi_tool_core::ToolError;
 use pi_tool_core::JsonToolResult;
+use pi_tool_core::ToolError;
 
 /// The text of a blocked call without a reason.
 pub const BLOCKED_MESSAGE: &str = "Tool execution was blocked";

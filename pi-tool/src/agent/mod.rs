@@ -8,12 +8,14 @@
 //! ```
 //!
 //! * [`Message`]: the transcript in Pi's JSON shape.
-//! * [`StreamFn`]: the model boundary; [`FauxModel`](crate::testing::FauxModel) is a scripted model for tests.
+//! * [`StreamFn`](crate::model::StreamFn): the model boundary (`testing::FauxModel` is a
+//!   scripted one for tests).
 //! * [`run_agent_loop`]: the low-level loop; [`AgentEvent`]s go to an
 //!   [`AgentEventSink`].
 //! * [`Agent`]: the stateful wrapper with listeners, abort, steering and follow-ups.
-//! * [`telemetry`]: the `tracing` spans of runs, turns, model requests and tool calls
-//!   (OpenTelemetry's GenAI conventions).
+//! * Telemetry: `tracing` spans of runs (`invoke_agent`), turns and model requests
+//!   (`chat`), with OpenTelemetry's GenAI conventions; each tool call is the call policy's
+//!   `execute_tool` span ([`CallSpan`](pi_tool_core::CallSpan)).
 //!
 //! The semantics are Pi's, recorded in `conformance/` and checked byte for byte by the
 //! `pi-tool-conformance` runner, except where pi-tool deliberately does better
@@ -31,7 +33,7 @@ mod outcome;
 mod policy;
 mod run;
 mod stateful;
-pub mod telemetry;
+mod telemetry;
 
 pub use approval::{ApprovalPolicy, WithoutUi};
 pub use event::AgentEvent;

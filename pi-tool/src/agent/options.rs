@@ -7,14 +7,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::hooks::{AfterToolCall, BeforeToolCall, PrepareNextTurn};
-use crate::model::Message;
-use crate::model::{Model, StreamFn, StreamOptions, ThinkingLevel};
 use super::policy::RunPolicy;
 use super::run::ContinueError;
-use pi_tool_core::ToolExecutionMode;
+use crate::model::Message;
+use crate::model::{Model, StreamFn, StreamOptions, ThinkingLevel};
 use crate::safety::Redactor;
-use crate::testing::FauxModel;
 use pi_tool_core::AgentTool;
+use pi_tool_core::ToolExecutionMode;
 
 /// How queued steering / follow-up messages are delivered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -87,13 +86,6 @@ pub struct AgentOptions {
     pub steering_mode: QueueMode,
     /// Follow-up delivery.
     pub follow_up_mode: QueueMode,
-}
-
-impl Default for AgentOptions {
-    /// The faux model (answers `Done.`), no tools.
-    fn default() -> Self {
-        AgentOptions::new(Arc::new(FauxModel::default()))
-    }
 }
 
 impl AgentOptions {
@@ -176,11 +168,11 @@ impl AgentOptions {
     /// Ends calls that run longer than `timeout` (tools' own timeouts take precedence).
     #[must_use]
     pub fn tool_timeout(mut self, timeout: Duration) -> Self {
-        self.policy.tool_timeout = Some(timeout);
+        self.policy.call.tool_timeout = Some(timeout);
         self
     }
 
-    /// Sets the whole run policy (hooks, limits, redaction, result budget).
+    /// Sets the whole run policy (the call policy, batch mode, concurrency, hooks).
     #[must_use]
     pub fn policy(mut self, policy: RunPolicy) -> Self {
         self.policy = policy;
@@ -188,10 +180,10 @@ impl AgentOptions {
     }
 
     /// Bounds the text of every result the model reads; the full text stays in the
-    /// details ([`RunPolicy::result_budget`]).
+    /// details ([`CallPolicy::result_budget`](pi_tool_core::CallPolicy)).
     #[must_use]
     pub fn result_budget(mut self, budget: crate::safety::ResultBudget) -> Self {
-        self.policy.result_budget = Some(budget);
+        self.policy.call.result_budget = Some(budget);
         self
     }
 
@@ -200,7 +192,7 @@ impl AgentOptions {
     /// validation messages, before events, the transcript or the model see them.
     #[must_use]
     pub fn redact_secrets(mut self, redactor: Redactor) -> Self {
-        self.policy.redactor = Some(Arc::new(redactor));
+        self.policy.call.redactor = Some(Arc::new(redactor));
         self
     }
 }

@@ -23,10 +23,10 @@ use tracing::Instrument;
 use super::batch::{execute_tool_calls, fail_truncated};
 use super::event::AgentEvent;
 use super::hooks::{CompletedTurn, PrepareNextTurn};
-use crate::model::{AssistantMessage, Message, StopReason, ToolCall, ToolResultMessage};
-use crate::model::{AssistantMessageEvent, Context, Model, StreamFn, StreamOptions, ThinkingLevel};
 use super::policy::RunPolicy;
 use super::telemetry;
+use crate::model::{AssistantMessage, Message, StopReason, ToolCall, ToolResultMessage};
+use crate::model::{AssistantMessageEvent, Context, Model, StreamFn, StreamOptions, ThinkingLevel};
 use pi_tool_core::AbortSignal;
 
 /// Where the loop sends its events (Pi's `emit`). The loop awaits every emit before it

@@ -22,14 +22,14 @@ use futures::FutureExt;
 
 use super::event::AgentEvent;
 use super::listeners::{AgentListener, AgentSink, Listed, Listener, ListenerId, ListenerResult};
-use crate::model::{AssistantMessage, Message, StopReason};
-use crate::model::{Model, ThinkingLevel};
 use super::options::{AgentError, AgentOptions, AgentState, QueueMode};
 use super::run::{
     AgentEventSink, ContinueError, LoopConfig, run_agent_loop, run_agent_loop_continue,
 };
-use pi_tool_core::{AbortController, AbortSignal};
+use crate::model::{AssistantMessage, Message, StopReason};
+use crate::model::{Model, ThinkingLevel};
 use pi_tool_core::AgentTool;
+use pi_tool_core::{AbortController, AbortSignal};
 
 struct Queue {
     mode: QueueMode,

@@ -7,9 +7,8 @@
 //!   that a tool reads it as `ctx.model`).
 //! * [`StreamFn`]: the boundary a provider implements. A request ([`Model`], [`Context`],
 //!   [`StreamOptions`]) goes in, [`AssistantMessageEvent`]s come out, and every failure is
-//!   encoded in the stream. The faux model ([`FauxModel`](crate::testing::FauxModel)) and
-//!   the providers ([`providers`](crate::providers), behind features) implement it; the
-//!   agent loop ([`agent`](crate::agent)) consumes it.
+//!   encoded in the stream. The faux model (`testing::FauxModel`) and the providers
+//!   (`providers`, behind features) implement it; the agent loop (`agent`) consumes it.
 //!
 //! As in Pi, where pi-agent-core depends on pi-ai and not the reverse, this layer names
 //! no part of the agent.

@@ -22,8 +22,10 @@ use self::sse::SseDecoder;
 use super::http::{Http, HttpError, HttpResponse, Timeouts};
 use super::retry::{Attempt, RetryFailure, with_retries};
 use super::stream::{Output, event_stream, failed};
+use crate::model::{
+    ApiKey, AssistantMessageStream, Context, Model, StopReason, StreamFn, StreamOptions,
+};
 use pi_tool_core::AbortSignal;
-use crate::model::{ApiKey, AssistantMessageStream, Context, Model, StopReason, StreamFn, StreamOptions};
 
 /// The most of an error body that is read (pi-ai reads it all; a cap keeps a hostile
 /// server from filling memory).

@@ -7,8 +7,8 @@
 
 use serde_json::Value;
 
-use crate::js::stringify;
 use super::openai_sse::ApiError;
+use crate::js::stringify;
 
 /// pi-ai's `MAX_PROVIDER_ERROR_BODY_CHARS`: the body is cut after this many UTF-16 units.
 pub(crate) const MAX_PROVIDER_ERROR_BODY_CHARS: usize = 4000;

@@ -11,8 +11,8 @@
 use std::fmt;
 use std::time::Duration;
 
-use pi_tool_core::AbortSignal;
 use crate::model::StreamOptions;
+use pi_tool_core::AbortSignal;
 
 /// Why a request or its body failed.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -274,10 +274,7 @@ mod tests {
         assert_eq!(model.base_url, "https://api.anthropic.com");
         assert!(model.reasoning);
         assert_eq!(model.input, ["text", "image"]);
-        assert_eq!(
-            model.cost,
-            ModelCost::new(3.0, 15.0, 0.3, 3.75)
-        );
+        assert_eq!(model.cost, ModelCost::new(3.0, 15.0, 0.3, 3.75));
         // pi-ai 0.85.0's data gives the 1M window (Anthropic's long-context beta is GA).
         assert_eq!(model.context_window, 1_000_000);
         assert_eq!(model.max_tokens, 64_000);

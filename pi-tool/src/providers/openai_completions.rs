@@ -22,7 +22,9 @@ use self::request::Prepared;
 use super::http::{Http, HttpError};
 use super::openai_sse::{OpenAiSse, SseError, SseItem, SseMessage, SseStream};
 use super::stream::{Output, event_stream, failed};
-use crate::model::{ApiKey, AssistantMessageStream, Context, Model, StopReason, StreamFn, StreamOptions};
+use crate::model::{
+    ApiKey, AssistantMessageStream, Context, Model, StopReason, StreamFn, StreamOptions,
+};
 
 pub use self::compat::OpenAiCompletionsCompat;
 

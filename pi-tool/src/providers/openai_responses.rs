@@ -28,7 +28,9 @@ mod value;
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{ApiKey, AssistantMessageStream, Context, Model, StopReason, StreamFn, StreamOptions};
+use crate::model::{
+    ApiKey, AssistantMessageStream, Context, Model, StopReason, StreamFn, StreamOptions,
+};
 use crate::providers::env::resolve_api_key;
 use crate::providers::error_body::{format_provider_error, normalize_api_error};
 use crate::providers::http::{Http, HttpError, HttpResponse};

@@ -18,9 +18,11 @@
 
 use serde_json::{Map, Value};
 
-use crate::js::{stringify, utf16_len};
 use crate::AgentTool;
-use crate::model::{AssistantContent, Context, Message, Model, StopReason, StreamOptions, ThinkingLevel, Usage};
+use crate::js::{stringify, utf16_len};
+use crate::model::{
+    AssistantContent, Context, Message, Model, StopReason, StreamOptions, ThinkingLevel, Usage,
+};
 use pi_tool_core::Content;
 
 const CHARS_PER_TOKEN: u64 = 4;

@@ -8,8 +8,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use std::future::Future;
 
-use pi_tool_core::AbortSignal;
 use crate::model::StreamOptions;
+use pi_tool_core::AbortSignal;
 
 /// pi-ai's default cap on a server-requested retry delay.
 const DEFAULT_MAX_RETRY_DELAY_MS: f64 = 60_000.0;

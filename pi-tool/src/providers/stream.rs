@@ -16,7 +16,10 @@ use std::task::{Context as TaskContext, Poll};
 
 use futures::Stream;
 
-use crate::model::{AssistantContent, AssistantMessage, AssistantMessageEvent, AssistantMessageStream, Model, StopReason, ToolCall};
+use crate::model::{
+    AssistantContent, AssistantMessage, AssistantMessageEvent, AssistantMessageStream, Model,
+    StopReason, ToolCall,
+};
 
 /// Where a producer pushes its events. After a `done` or `error` event, further pushes
 /// are ignored, as in pi-ai's `EventStream`.

@@ -19,10 +19,13 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use crate::model::now_millis;
-use crate::model::{AssistantContent, AssistantMessage, Message, Model, StopReason, ToolCall, ToolResultMessage, UserMessage};
-use pi_tool_core::Content;
 use crate::js::js_trim;
+use crate::model::now_millis;
+use crate::model::{
+    AssistantContent, AssistantMessage, Message, Model, StopReason, ToolCall, ToolResultMessage,
+    UserMessage,
+};
+use pi_tool_core::Content;
 
 const NON_VISION_USER_IMAGE_PLACEHOLDER: &str = "(image omitted: model does not support images)";
 const NON_VISION_TOOL_IMAGE_PLACEHOLDER: &str =

@@ -6,10 +6,8 @@
 //! prompt. Any failure (duplicate names, an invalid name, an extension error) is returned
 //! and no session exists.
 
-use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use super::SessionError;
 use super::extension::{Extension, ExtensionApi};
@@ -19,17 +17,14 @@ use super::prompt::{PromptTemplate, SystemPrompt};
 use super::registry::ToolFilter;
 use super::shared::{Shared, SharedParts};
 use crate::agent::{Agent, AgentOptions, RunPolicy};
-use crate::model::{Model, StreamFn, StreamOptions};
 use crate::context::{ExtensionUi, Mode};
-use pi_tool_core::ToolExecutionMode;
+use crate::model::{Model, StreamFn, StreamOptions};
 use crate::pack::ToolOwner;
-use crate::safety::{Redactor, ResultBudget};
-use crate::schema::ArgumentLimits;
 use pi_tool_core::{AgentTool, IntoAgentTool};
 
 impl AgentSession {
     /// Starts a session on this model implementation (a provider, or
-    /// [`FauxModel`](crate::testing::FauxModel) in tests).
+    /// `testing::FauxModel` in tests).
     pub fn builder(stream_fn: Arc<dyn StreamFn>) -> AgentSessionBuilder {
         AgentSessionBuilder {
             stream_fn,
@@ -42,7 +37,6 @@ impl AgentSession {
             cwd: None,
             mode: Mode::Print,
             ui: None,
-            redactor: None,
             policy: RunPolicy::default(),
             stream_options: StreamOptions::default(),
         }
@@ -61,9 +55,8 @@ pub struct AgentSessionBuilder {
     cwd: Option<PathBuf>,
     mode: Mode,
     ui: Option<Arc<dyn ExtensionUi>>,
-    redactor: Option<Redactor>,
     /// The run policy; its hooks are the session's own (extensions' `tool_call` and
-    /// `tool_result` handlers), so only its other settings are taken from here.
+    /// `tool_result` handlers).
     policy: RunPolicy,
     stream_options: StreamOptions,
 }
@@ -169,58 +162,14 @@ impl AgentSessionBuilder {
         self
     }
 
-    /// Redacts the host's secrets from every tool error the model would read: failed
-    /// executes, block reasons, failing handlers and error results.
+    /// How the session's tool calls run: the call policy (argument limits, timeout,
+    /// secret redaction, result budget, trace content), the batch mode and the concurrency
+    /// limit. Its hooks must be empty: a session's `before_tool_call` and
+    /// `after_tool_call` are its extensions' `tool_call` and `tool_result` handlers, so
+    /// [`build`](Self::build) refuses a policy with hooks ([`SessionError::PolicyHooks`]).
     #[must_use]
-    pub fn redact_secrets(mut self, redactor: Redactor) -> Self {
-        self.redactor = Some(redactor);
-        self
-    }
-
-    /// The batch mode (default parallel).
-    #[must_use]
-    pub fn tool_execution(mut self, mode: ToolExecutionMode) -> Self {
-        self.policy.tool_execution = mode;
-        self
-    }
-
-    /// Bounds how many calls of a parallel batch run at once (default unbounded, as Pi).
-    #[must_use]
-    pub fn max_concurrency(mut self, limit: NonZeroUsize) -> Self {
-        self.policy.max_concurrency = Some(limit);
-        self
-    }
-
-    /// Ends calls that run longer than `timeout` with an error result (tools' own
-    /// timeouts take precedence).
-    #[must_use]
-    pub fn tool_timeout(mut self, timeout: Duration) -> Self {
-        self.policy.tool_timeout = Some(timeout);
-        self
-    }
-
-    /// Bounds the text of every result the model reads; the full text stays in the
-    /// details ([`RunPolicy::result_budget`]).
-    #[must_use]
-    pub fn result_budget(mut self, budget: ResultBudget) -> Self {
-        self.policy.result_budget = Some(budget);
-        self
-    }
-
-    /// Sets the limits on every call's arguments (tools' own limits take precedence;
-    /// [`RunPolicy::argument_limits`]). The defaults are on; [`ArgumentLimits::unlimited`]
-    /// is Pi's behaviour.
-    #[must_use]
-    pub fn argument_limits(mut self, limits: ArgumentLimits) -> Self {
-        self.policy.argument_limits = limits;
-        self
-    }
-
-    /// Records arguments and results on the tracing spans, redacted first
-    /// ([`RunPolicy::trace_content`]; off by default).
-    #[must_use]
-    pub fn trace_content(mut self, on: bool) -> Self {
-        self.policy.trace_content = on;
+    pub fn policy(mut self, policy: RunPolicy) -> Self {
+        self.policy = policy;
         self
     }
 
@@ -234,6 +183,9 @@ impl AgentSessionBuilder {
 
     /// Loads the extensions and builds the registry, active tools and prompt.
     pub fn build(self) -> Result<AgentSession, SessionError> {
+        if self.policy.before_tool_call.is_some() || self.policy.after_tool_call.is_some() {
+            return Err(SessionError::PolicyHooks);
+        }
         let owners: Vec<ToolOwner> = self
             .extensions
             .iter()
@@ -252,26 +204,19 @@ impl AgentSessionBuilder {
                 excluded: self.exclude_tools.into_iter().collect(),
             },
             prompt: self.prompt,
-            redactor: self.redactor,
             owners: owners.clone(),
         };
         let (stream_fn, model, policy, stream_options) =
             (self.stream_fn, self.model, self.policy, self.stream_options);
-        // The agent redacts the errors the loop itself builds (validation, unknown tool,
-        // panics, timeouts); the session's hooks redact what extensions hand back.
-        let agent_redactor = parts.redactor.clone();
         let shared = Arc::new_cyclic(|weak| {
             let hooks = Arc::new(SessionHooks(weak.clone()));
-            let mut options = AgentOptions::new(stream_fn)
+            let options = AgentOptions::new(stream_fn)
                 .model(model)
                 .policy(policy)
                 .stream_options(stream_options)
                 .before_tool_call(hooks.clone())
                 .after_tool_call(hooks.clone())
                 .prepare_next_turn(hooks);
-            if let Some(redactor) = agent_redactor {
-                options = options.redact_secrets(redactor);
-            }
             Shared::new(Agent::new(options), parts)
         });
         shared

@@ -24,12 +24,12 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::agent::{AfterToolCallResult, AgentEvent, BeforeToolCallResult};
-use pi_tool_core::Content;
 use crate::context::ExtensionContext;
-use pi_tool_core::JsonDetails;
-use pi_tool_core::ToolError;
 use crate::schema::deserialize_params;
+use pi_tool_core::Content;
+use pi_tool_core::JsonDetails;
 use pi_tool_core::Tool;
+use pi_tool_core::ToolError;
 
 /// A `tool_call` handler's decision (Pi's `{block, reason, terminate}`): the agent's
 /// [`BeforeToolCallResult`], under the session's name.

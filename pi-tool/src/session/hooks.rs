@@ -13,9 +13,13 @@ use super::handlers::{
     ToolCallEvent, ToolCallHandler, ToolResultEvent, ToolResultHandler, panic_text,
     run_tool_call_chain, run_tool_result_chain,
 };
-use pi_tool_core::AbortSignal;
-use crate::agent::{AfterToolCall, AfterToolCallContext, AfterToolCallResult, AgentEvent, AgentListener, BeforeToolCall, BeforeToolCallContext, BeforeToolCallResult, CompletedTurn, ListenerResult, NextTurn, PrepareNextTurn};
+use crate::agent::{
+    AfterToolCall, AfterToolCallContext, AfterToolCallResult, AgentEvent, AgentListener,
+    BeforeToolCall, BeforeToolCallContext, BeforeToolCallResult, CompletedTurn, ListenerResult,
+    NextTurn, PrepareNextTurn,
+};
 use crate::model::Context;
+use pi_tool_core::AbortSignal;
 use pi_tool_core::ToolError;
 
 use super::facade::{ExtensionErrorEvent, SessionEvent};
@@ -49,17 +53,9 @@ impl BeforeToolCall for SessionHooks {
         let ext_ctx = shared.context(Some(signal.clone()));
         let outcome = run_tool_call_chain(&handlers, &mut event, &ext_ctx).await;
         *ctx.args = event.input;
-        match outcome {
-            Ok(BeforeToolCallResult::Block {
-                reason: Some(reason),
-                terminate,
-            }) if shared.redactor.is_some() => Ok(BeforeToolCallResult::Block {
-                reason: Some(shared.redact_text(&reason)),
-                terminate,
-            }),
-            Ok(decision) => Ok(decision),
-            Err(error) => Err(shared.redact(error)),
-        }
+        // The agent's call policy redacts what reaches the model (block reasons and
+        // errors become error results).
+        outcome
     }
 }
 
@@ -101,24 +97,6 @@ impl AfterToolCall for SessionHooks {
                 }));
             }
             after = result;
-        }
-        if let Some(redactor) = &shared.redactor {
-            let is_error = after
-                .as_ref()
-                .and_then(|a| a.is_error)
-                .unwrap_or(ctx.is_error);
-            if is_error {
-                let mut content = after
-                    .as_ref()
-                    .and_then(|a| a.content.clone())
-                    .unwrap_or_else(|| ctx.result.content.clone());
-                redactor.redact_content(&mut content);
-                if content != ctx.result.content {
-                    let mut a = after.unwrap_or_default();
-                    a.content = Some(content);
-                    after = Some(a);
-                }
-            }
         }
         Ok(after.unwrap_or_default())
     }

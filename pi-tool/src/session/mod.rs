@@ -82,6 +82,7 @@
 //! # }).unwrap();
 //! ```
 
+mod approval;
 mod builder;
 mod extension;
 mod facade;
@@ -137,6 +138,9 @@ pub enum SessionError {
     Disposed,
     /// The agent refused the prompt (a run is active).
     Agent(AgentError),
+    /// The builder's run policy carried `before_tool_call` / `after_tool_call` hooks: a
+    /// session's hooks are its extensions' handlers.
+    PolicyHooks,
 }
 
 impl fmt::Display for SessionError {
@@ -152,6 +156,9 @@ impl fmt::Display for SessionError {
             SessionError::NotInitialized => f.write_str(NOT_INITIALIZED_MESSAGE),
             SessionError::Disposed => f.write_str("the session was disposed"),
             SessionError::Agent(e) => e.fmt(f),
+            SessionError::PolicyHooks => f.write_str(
+                "a session's before_tool_call and after_tool_call are its extensions' tool_call and tool_result handlers: register an Extension instead of giving the run policy hooks",
+            ),
         }
     }
 }

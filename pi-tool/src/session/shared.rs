@@ -13,14 +13,12 @@ use super::registry::{
     check_unique, next_active,
 };
 use super::store::SessionManager;
-use pi_tool_core::AbortSignal;
 use crate::agent::Agent;
-use crate::model::Model;
 use crate::context::{ExtensionContext, ExtensionUi, Mode};
-use pi_tool_core::__runtime::SessionLink;
-use pi_tool_core::ToolError;
+use crate::model::Model;
 use crate::pack::{ToolOwner, check_tool_name};
-use crate::safety::Redactor;
+use pi_tool_core::__runtime::SessionLink;
+use pi_tool_core::AbortSignal;
 use pi_tool_core::{AgentTool, ToolSpec};
 
 use super::facade::{ActiveToolsChange, SessionEvent, SubscriptionId};
@@ -62,7 +60,6 @@ pub(crate) struct Shared {
     pub(crate) custom_tools: Vec<Arc<dyn AgentTool>>,
     pub(crate) filter: ToolFilter,
     pub(crate) prompt: SystemPrompt,
-    pub(crate) redactor: Option<Redactor>,
     pub(crate) store: SessionManager,
     pub(crate) disposed: AtomicBool,
     pub(crate) listeners: Mutex<Vec<(SubscriptionId, SessionListener)>>,
@@ -81,7 +78,6 @@ pub(crate) struct SharedParts {
     pub(crate) custom_tools: Vec<Arc<dyn AgentTool>>,
     pub(crate) filter: ToolFilter,
     pub(crate) prompt: SystemPrompt,
-    pub(crate) redactor: Option<Redactor>,
     pub(crate) owners: Vec<ToolOwner>,
 }
 
@@ -113,7 +109,6 @@ impl Shared {
             custom_tools: parts.custom_tools,
             filter: parts.filter,
             prompt: parts.prompt,
-            redactor: parts.redactor,
             store: SessionManager::in_memory(),
             disposed: AtomicBool::new(false),
             listeners: Mutex::new(Vec::new()),
@@ -337,20 +332,6 @@ impl Shared {
             if let Err(panic) = std::panic::catch_unwind(AssertUnwindSafe(|| listener(&event))) {
                 tracing::error!(panic = %panic_text(&*panic), "session listener panicked");
             }
-        }
-    }
-
-    pub(crate) fn redact(&self, error: ToolError) -> ToolError {
-        match &self.redactor {
-            Some(r) => r.redact_error(error),
-            None => error,
-        }
-    }
-
-    pub(crate) fn redact_text(&self, text: &str) -> String {
-        match &self.redactor {
-            Some(r) => r.redact(text).into_owned(),
-            None => text.to_owned(),
         }
     }
 

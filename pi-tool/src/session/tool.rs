@@ -7,8 +7,8 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use super::SessionError;
-use pi_tool_core::ToolError;
 use pi_tool_core::JsonToolResult;
+use pi_tool_core::ToolError;
 use pi_tool_core::{AgentTool, ToolInvocation, ToolSpec};
 
 use super::shared::Shared;
@@ -45,7 +45,7 @@ impl AgentTool for SessionTool {
                 stamp_added_tools(&mut result, &active_before, &shared.active_snapshot());
                 Ok(result)
             }
-            Err(error) => Err(shared.redact(error)),
+            Err(error) => Err(error),
         }
     }
 }

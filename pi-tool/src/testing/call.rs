@@ -11,14 +11,14 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use pi_tool_core::AbortSignal;
-use pi_tool_core::call_contained;
-use pi_tool_core::JsonDetails;
-use pi_tool_core::ToolError;
-use pi_tool_core::{AgentToolResult, JsonToolResult};
 use crate::schema::ArgumentLimits;
-use pi_tool_core::{AgentTool, IntoAgentTool, Tool, ToolInvocation};
+use pi_tool_core::AbortSignal;
+use pi_tool_core::JsonDetails;
 use pi_tool_core::OnUpdate;
+use pi_tool_core::ToolError;
+use pi_tool_core::call_contained;
+use pi_tool_core::{AgentTool, IntoAgentTool, Tool, ToolInvocation};
+use pi_tool_core::{AgentToolResult, JsonToolResult};
 
 /// Calls a typed tool with typed params, through the real call path.
 ///

@@ -22,9 +22,11 @@ use std::time::Duration;
 use futures::Stream;
 use serde::Deserialize;
 
-use pi_tool_core::AbortSignal;
 use crate::model::{AssistantContent, AssistantMessage, Message, StopReason};
-use crate::model::{AssistantMessageEvent, AssistantMessageStream, Context, Model, StreamFn, StreamOptions};
+use crate::model::{
+    AssistantMessageEvent, AssistantMessageStream, Context, Model, StreamFn, StreamOptions,
+};
+use pi_tool_core::AbortSignal;
 
 /// The text of the aborted message the faux model streams when its signal is aborted.
 pub const REQUEST_ABORTED: &str = "Request was aborted";

@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::model::{AssistantContent, AssistantMessageStream, Context, Model, StreamFn, StreamOptions};
+use crate::model::{
+    AssistantContent, AssistantMessageStream, Context, Model, StreamFn, StreamOptions,
+};
 use crate::pack::ToolPack;
 use crate::testing::{FauxModel, FauxTurn};
 use pi_tool_core::AgentTool;

@@ -13,12 +13,12 @@ use serde_json::{Map, Value, json};
 use super::compat::AnthropicCompat;
 use super::sse::SseEvent;
 use super::tools::from_claude_code_name;
+use crate::js::format_number;
 use crate::model::now_millis;
 use crate::model::{AssistantContent, Model, StopReason, ToolCall};
 use crate::providers::cost::calculate_cost;
 use crate::providers::partial_json::{StreamingArguments, parse_json_with_repair};
 use crate::providers::stream::Output;
-use crate::js::format_number;
 
 /// The SSE event names pi-ai reads (`ANTHROPIC_MESSAGE_EVENTS`); others are skipped.
 const MESSAGE_EVENTS: [&str; 6] = [

@@ -6,9 +6,9 @@ use std::collections::HashSet;
 use serde_json::{Map, Value, json};
 
 use super::tools::to_claude_code_name;
+use crate::js::js_trim;
 use crate::model::{AssistantContent, AssistantMessage, Message, Model, ToolResultMessage};
 use pi_tool_core::Content;
-use crate::js::js_trim;
 
 /// `normalizeToolCallId`: `[^a-zA-Z0-9_-]` becomes `_`, then the first 64 characters.
 /// The regex and the slice work on UTF-16 code units, so an astral character becomes two

@@ -8,12 +8,12 @@ use super::body::{BodyInputs, build_params};
 use super::compat::AnthropicCompat;
 use super::headers::{Auth, HeaderInputs, HeaderSource, request_headers};
 use crate::model::{ApiKey, CacheRetention, Context, Message, Model, StreamOptions, ThinkingLevel};
-use pi_tool_core::Content;
 use crate::providers::env::resolve_api_key;
 use crate::providers::http::user_agent;
 use crate::providers::options::{
     adjust_max_tokens_for_thinking, base_max_tokens, clamp_max_tokens_to_context,
 };
+use pi_tool_core::Content;
 
 const FINE_GRAINED_TOOL_STREAMING_BETA: &str = "fine-grained-tool-streaming-2025-05-14";
 const INTERLEAVED_THINKING_BETA: &str = "interleaved-thinking-2025-05-14";

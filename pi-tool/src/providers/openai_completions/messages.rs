@@ -5,11 +5,11 @@ use serde_json::{Map, Value, json};
 use super::compat::Compat;
 use super::details::{parse_legacy_encrypted_detail, parse_reasoning_details};
 use super::request::convert_tools;
-use crate::model::{AssistantContent, AssistantMessage, Context, Message, Model};
-use pi_tool_core::Content;
-use crate::providers::hash::short_hash;
 use crate::js::stringify;
+use crate::model::{AssistantContent, AssistantMessage, Context, Message, Model};
+use crate::providers::hash::short_hash;
 use crate::providers::transform::transform_messages;
+use pi_tool_core::Content;
 
 /// The assistant fields a thinking signature may name (`OPENAI_COMPLETIONS_REASONING_FIELDS`).
 const REASONING_FIELDS: [&str; 3] = ["reasoning", "reasoning_content", "reasoning_text"];

@@ -229,10 +229,7 @@ fn build_params(
         params.insert(field.into(), json!(max_tokens));
     }
     if let Some(temperature) = options.temperature {
-        params.insert(
-            "temperature".into(),
-            crate::js::number_value(temperature),
-        );
+        params.insert("temperature".into(), crate::js::number_value(temperature));
     }
     let deferred = if compat.deferred_tools_mode.as_deref() == Some("kimi") {
         deferred_tool_names(&context.messages)

@@ -5,13 +5,13 @@
 use serde_json::Value;
 
 use super::request::Prepared;
-use pi_tool_core::AbortSignal;
+use crate::js::stringify;
 use crate::model::StreamOptions;
 use crate::providers::error_body::{format_provider_error, normalize_api_error};
 use crate::providers::http::{Http, HttpError, HttpResponse, Timeouts};
-use crate::js::stringify;
 use crate::providers::openai_sse::{ApiError, js_truthy};
 use crate::providers::retry::{Attempt, RetryFailure, with_retries};
+use pi_tool_core::AbortSignal;
 
 /// The most of an error body that is read (the SDK reads it all; a cap keeps a hostile
 /// server from filling memory).

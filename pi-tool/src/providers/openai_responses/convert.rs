@@ -11,13 +11,13 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value, json};
 
-use crate::model::{AssistantContent, AssistantMessage, Message, Model};
-use pi_tool_core::Content;
-use crate::providers::hash::short_hash;
-use crate::js::utf16_len;
-use crate::providers::transform::transform_messages;
 use crate::js;
+use crate::js::utf16_len;
+use crate::model::{AssistantContent, AssistantMessage, Message, Model};
+use crate::providers::hash::short_hash;
 use crate::providers::js_json;
+use crate::providers::transform::transform_messages;
+use pi_tool_core::Content;
 
 /// A tool as the request shows it: pi-ai's `Tool` (`{name, description, parameters}`).
 #[derive(Debug, Clone, Copy)]

@@ -14,12 +14,12 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::value::{MapKey, display, join_element, member, optional, string, truthy};
+use crate::js;
 use crate::model::{AssistantContent, Model, StopReason, ToolCall};
 use crate::providers::cost::calculate_cost;
+use crate::providers::js_json;
 use crate::providers::partial_json::{StreamingArguments, parse_streaming_json};
 use crate::providers::stream::Output;
-use crate::js;
-use crate::providers::js_json;
 
 /// The state of one stream: open slots, reasoning blocks by item id, whether a terminal
 /// response event arrived.

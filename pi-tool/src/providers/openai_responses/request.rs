@@ -11,11 +11,13 @@ use super::convert::{
     ConvertOptions, DeferredToolsMode, ToolOptions, WireTool, convert_messages, convert_tools,
     split_deferred_tools,
 };
-use crate::model::{ApiKey, CacheRetention, Context, Message, Model, StreamOptions, ThinkingLevel, ToolChoice};
-use pi_tool_core::Content;
-use crate::providers::http::user_agent;
 use crate::js;
+use crate::model::{
+    ApiKey, CacheRetention, Context, Message, Model, StreamOptions, ThinkingLevel, ToolChoice,
+};
+use crate::providers::http::user_agent;
 use crate::providers::options::{base_max_tokens, merged_sampling_params};
+use pi_tool_core::Content;
 
 /// OpenAI Responses rejects `max_output_tokens` below 16.
 const MIN_OUTPUT_TOKENS: u64 = 16;

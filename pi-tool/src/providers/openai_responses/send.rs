@@ -4,12 +4,12 @@
 //! `retry-after`), and each failure as the text pi-ai shows.
 
 use super::request::Request;
-use pi_tool_core::AbortSignal;
 use crate::model::StreamOptions;
 use crate::providers::error_body::{format_provider_error, normalize_api_error};
 use crate::providers::http::{Http, HttpError, HttpResponse, Timeouts};
 use crate::providers::openai_sse::ApiError;
 use crate::providers::retry::{Attempt, RetryFailure, with_retries};
+use pi_tool_core::AbortSignal;
 
 /// An error body is read up to this size (the SDK reads it all; pi-ai shows 4000
 /// characters of it).

@@ -4,8 +4,8 @@
 
 use serde_json::Value;
 
-use crate::providers::openai_sse::js_truthy;
 use crate::js::format_number;
+use crate::providers::openai_sse::js_truthy;
 
 /// `value.key`: `Ok(None)` for `undefined` (a missing member, or any member of a
 /// non-object value), Err with V8's message when `value` is `undefined` or `null`.

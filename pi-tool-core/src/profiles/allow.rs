@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::Ctx;
-use pi_tool_core::__runtime::keywords::append_description;
+use crate::schema::keywords::append_description;
 
 /// Every JSON Schema 2020-12 keyword (core, applicator, unevaluated, validation,
 /// meta-data, format, content vocabularies).

@@ -5,8 +5,8 @@ use serde_json::{Map, Value, json};
 
 use super::Ctx;
 use super::reverse::{Scope, Seg};
-use pi_tool_core::__runtime::MAX_DEPTH;
-use pi_tool_core::__runtime::keywords::{Step, for_each_child_mut, index_of, types_of};
+use crate::schema::MAX_DEPTH;
+use crate::schema::keywords::{Step, for_each_child_mut, index_of, types_of};
 
 /// Applicator keywords that give a schema a shape without `type`.
 const SHAPED_BY: &[&str] = &["type", "$ref", "anyOf", "oneOf", "allOf", "enum", "const"];

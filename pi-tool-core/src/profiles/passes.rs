@@ -4,8 +4,8 @@
 use serde_json::{Map, Value, json};
 
 use super::Ctx;
-use pi_tool_core::__runtime::MAX_DEPTH;
-use pi_tool_core::__runtime::keywords::{
+use crate::schema::MAX_DEPTH;
+use crate::schema::keywords::{
     append_description, for_each_child_mut, index_of, json_type_of, replace_key, types_of,
 };
 

@@ -24,7 +24,7 @@ use serde_json::{Map, Value, json};
 
 use super::checks::{ANTHROPIC_MAX_OPTIONAL, ANTHROPIC_MAX_STRICT_TOOLS, ANTHROPIC_MAX_UNIONS};
 use super::{Diagnostic, Outcome, Profile, ReverseMap};
-use pi_tool_core::{AgentTool, ToolSpec};
+use crate::{AgentTool, ToolSpec};
 
 /// Anything that has a [`ToolSpec`]: specs, `Arc<dyn AgentTool>`.
 pub trait SpecSource {

@@ -10,8 +10,8 @@ use super::checks::{
 };
 use super::export::{ApiShape, SpecSource};
 use super::{Profile, where_};
-use pi_tool_core::__runtime::MAX_DEPTH;
-use pi_tool_core::__runtime::keywords::{Step, for_each_child, types_of};
+use crate::schema::MAX_DEPTH;
+use crate::schema::keywords::{Step, for_each_child, types_of};
 
 /// The rules a wire schema for `profile` must satisfy that `wire` breaks (empty when it
 /// satisfies all): root shape, allowed keywords and formats, and per provider: closed
@@ -249,9 +249,9 @@ pub fn portability_report<S: SpecSource>(tools: &[S], profiles: &[Profile]) -> V
 /// `tools` (see [`portability_report`]). Meant for `cargo test`:
 ///
 /// ```
-/// use pi_tool::profiles::{Profile, assert_portable};
-/// use pi_tool::{JsonSchema, ToolSpec};
-/// use pi_tool::schema::ToolSchema;
+/// use pi_tool_core::profiles::{Profile, assert_portable};
+/// use pi_tool_core::{JsonSchema, ToolSpec};
+/// use pi_tool_core::schema::ToolSchema;
 ///
 /// /// Look up the weather.
 /// #[derive(JsonSchema)]

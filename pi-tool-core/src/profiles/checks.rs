@@ -3,8 +3,8 @@
 use serde_json::{Map, Value, json};
 
 use super::Ctx;
-use pi_tool_core::__runtime::MAX_DEPTH;
-use pi_tool_core::__runtime::keywords::{Step, for_each_child, for_each_child_mut, types_of};
+use crate::schema::MAX_DEPTH;
+use crate::schema::keywords::{Step, for_each_child, for_each_child_mut, types_of};
 
 /// Sizes of a wire schema that providers limit (OpenAI strict, Anthropic strict).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -301,7 +301,7 @@ fn expand_refs(
                 if let Some(t) = target_type {
                     m.insert("type".to_owned(), t);
                 }
-                pi_tool_core::__runtime::keywords::append_description(
+                crate::schema::keywords::append_description(
                     m,
                     &format!("recursive: same structure as {shown}"),
                 );
