@@ -42,7 +42,8 @@ impl std::error::Error for RunFailed {}
 mod tests {
     use std::sync::Arc;
 
-    use crate::agent::{Agent, AgentOptions, StopReason};
+    use crate::agent::{Agent, AgentOptions};
+    use crate::model::StopReason;
     use crate::testing::{FauxModel, FauxTurn};
 
     #[tokio::test]
