@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use pi_tool::{AbortSignal, AgentToolResult, Content, JsonSchema, OnUpdate, ToolError};
+use pi_tool_core::{AbortSignal, AgentToolResult, Content, JsonSchema, OnUpdate, ToolError};
 use serde::{Deserialize, Serialize};
 use tokio::io::AsyncReadExt;
 use tokio::sync::mpsc;
@@ -24,7 +24,7 @@ const MAX_TIMEOUT_MS: f64 = 2_147_483_647.0;
 
 /// Arguments of `bash`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[schemars(crate = "pi_tool::schemars")]
+#[schemars(crate = "pi_tool_core::schemars")]
 #[non_exhaustive]
 pub struct BashParams {
     /// Shell command to execute

@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 
-use pi_tool::{JsonSchema, ToolError};
+use pi_tool_core::{JsonSchema, ToolError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use unicode_normalization::UnicodeNormalization;
@@ -11,7 +11,7 @@ use crate::diff;
 
 /// One replacement of `edit`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[schemars(crate = "pi_tool::schemars", transform = crate::js::no_description)]
+#[schemars(crate = "pi_tool_core::schemars", transform = crate::js::no_description)]
 #[non_exhaustive]
 pub struct EditItem {
     /// Exact text for one targeted replacement. It must be unique in the original file and must not overlap with any other edits[].oldText in the same call.
@@ -24,7 +24,7 @@ pub struct EditItem {
 
 /// Arguments of `edit`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[schemars(crate = "pi_tool::schemars")]
+#[schemars(crate = "pi_tool_core::schemars")]
 #[non_exhaustive]
 pub struct EditParams {
     /// Path to the file to edit (relative or absolute)

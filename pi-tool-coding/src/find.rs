@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use globset::GlobBuilder;
 use ignore::WalkBuilder;
-use pi_tool::{AbortSignal, JsonSchema, ToolError};
+use pi_tool_core::{AbortSignal, JsonSchema, ToolError};
 use serde::{Deserialize, Serialize};
 
 use crate::js;
@@ -15,7 +15,7 @@ const DEFAULT_LIMIT: f64 = 1000.0;
 
 /// Arguments of `find`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[schemars(crate = "pi_tool::schemars")]
+#[schemars(crate = "pi_tool_core::schemars")]
 #[non_exhaustive]
 pub struct FindParams {
     /// Glob pattern to match files, e.g. '*.ts', '**/*.json', or 'src/**/*.spec.ts'

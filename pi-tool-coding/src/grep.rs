@@ -11,7 +11,7 @@ use grep_searcher::sinks::Bytes;
 use grep_searcher::{BinaryDetection, SearcherBuilder};
 use ignore::overrides::OverrideBuilder;
 use ignore::{WalkBuilder, WalkState};
-use pi_tool::{AbortSignal, JsonSchema, ToolError};
+use pi_tool_core::{AbortSignal, JsonSchema, ToolError};
 use serde::{Deserialize, Serialize};
 
 use crate::js;
@@ -23,7 +23,7 @@ const DEFAULT_LIMIT: f64 = 100.0;
 
 /// Arguments of `grep`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[schemars(crate = "pi_tool::schemars")]
+#[schemars(crate = "pi_tool_core::schemars")]
 #[non_exhaustive]
 pub struct GrepParams {
     /// Search pattern (regex or literal string)

@@ -127,7 +127,7 @@ pub(crate) fn nul_path_error(path: &str) -> String {
 
 /// Drops the `"default": null` schemars writes for an optional field: Pi's schemas (TypeBox's
 /// `Type.Optional`) have no `default`, and the model sees the schema as written.
-pub(crate) fn no_default(schema: &mut pi_tool::schemars::Schema) {
+pub(crate) fn no_default(schema: &mut pi_tool_core::schemars::Schema) {
     if let Some(obj) = schema.as_object_mut() {
         obj.remove("default");
     }
@@ -135,7 +135,7 @@ pub(crate) fn no_default(schema: &mut pi_tool::schemars::Schema) {
 
 /// Drops a type's own description (its rustdoc) from its schema: Pi's item schemas
 /// have none.
-pub(crate) fn no_description(schema: &mut pi_tool::schemars::Schema) {
+pub(crate) fn no_description(schema: &mut pi_tool_core::schemars::Schema) {
     if let Some(obj) = schema.as_object_mut() {
         obj.remove("description");
     }

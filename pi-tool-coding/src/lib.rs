@@ -2,8 +2,8 @@
 //! `ls` — as a [pi-tool](pi_tool) tool pack: the example of a published pack.
 //!
 //! ```
-//! use pi_tool::context::ExtensionContext;
-//! use pi_tool::{AbortSignal, OnUpdate, ToolInvocation, json};
+//! use pi_tool_core::context::ExtensionContext;
+//! use pi_tool_core::{AbortSignal, OnUpdate, ToolInvocation, json};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! // The seven tools, with Pi's names, schemas, descriptions and prompt lines.
@@ -82,9 +82,9 @@ mod write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use pi_tool::context::ExtensionContext;
-use pi_tool::pack::{ToolOwner, ToolPack};
-use pi_tool::{
+use pi_tool_core::context::ExtensionContext;
+use pi_tool_core::pack::{ToolOwner, ToolPack};
+use pi_tool_core::{
     AbortSignal, AgentToolResult, Content, IntoAgentTool, OnUpdate, ToolError, pi_tools,
 };
 

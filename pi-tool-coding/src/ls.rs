@@ -5,7 +5,7 @@ use std::path::Path;
 
 use icu_collator::options::CollatorOptions;
 use icu_collator::{Collator, CollatorBorrowed};
-use pi_tool::{AbortSignal, JsonSchema, ToolError};
+use pi_tool_core::{AbortSignal, JsonSchema, ToolError};
 use serde::{Deserialize, Serialize};
 
 use crate::js;
@@ -15,7 +15,7 @@ const DEFAULT_LIMIT: f64 = 500.0;
 
 /// Arguments of `ls`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[schemars(crate = "pi_tool::schemars")]
+#[schemars(crate = "pi_tool_core::schemars")]
 #[non_exhaustive]
 pub struct LsParams {
     /// Directory to list (default: current directory)

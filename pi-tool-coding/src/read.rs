@@ -4,7 +4,7 @@ use std::borrow::Cow;
 use std::io::Read as _;
 use std::path::Path;
 
-use pi_tool::{Content, JsonSchema, ToolError};
+use pi_tool_core::{Content, JsonSchema, ToolError};
 use serde::{Deserialize, Serialize};
 
 use crate::image::{self, Processed, SNIFF_BYTES};
@@ -15,7 +15,7 @@ use crate::truncate::{
 
 /// Arguments of `read`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[schemars(crate = "pi_tool::schemars")]
+#[schemars(crate = "pi_tool_core::schemars")]
 #[non_exhaustive]
 pub struct ReadParams {
     /// Path to the file to read (relative or absolute)

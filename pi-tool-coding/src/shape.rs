@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use pi_tool::{
+use pi_tool_core::{
     AgentTool, JsonToolResult, OnUpdate, ToolError, ToolInvocation, ToolSpec, Value, async_trait,
 };
 

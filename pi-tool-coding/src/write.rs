@@ -4,14 +4,14 @@ use std::io::Write as _;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use pi_tool::{JsonSchema, ToolError};
+use pi_tool_core::{JsonSchema, ToolError};
 use serde::Deserialize;
 
 use crate::js;
 
 /// Arguments of `write`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[schemars(crate = "pi_tool::schemars")]
+#[schemars(crate = "pi_tool_core::schemars")]
 #[non_exhaustive]
 pub struct WriteParams {
     /// Path to the file to write (relative or absolute)
