@@ -7,13 +7,13 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use pi_tool::pack::ToolPack;
-use pi_tool::{AgentToolResult, JsonSchema, ToolError, pi_tool, pi_tools, tool_pack};
-use serde::{Deserialize, Serialize};
+use pi_tool_core::pack::ToolPack;
+use pi_tool_core::{AgentToolResult, ToolError, pi_tool, pi_tools, tool_pack};
+use serde::Serialize;
 
 /// A temperature scale.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[schemars(crate = "pi_tool::schemars")]
+#[pi_tool_core::params] // Deserialize + JsonSchema through the core
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Scale {
     /// Degrees Celsius.
@@ -23,8 +23,8 @@ pub enum Scale {
 }
 
 /// Arguments of `convert_temperature`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[schemars(crate = "pi_tool::schemars")]
+#[pi_tool_core::params]
+#[derive(Debug)]
 #[serde(deny_unknown_fields)]
 pub struct ConvertParams {
     /// The temperature to convert.
@@ -48,8 +48,8 @@ pub async fn convert_temperature(params: ConvertParams) -> Result<String, ToolEr
 }
 
 /// Arguments of `get_forecast`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[schemars(crate = "pi_tool::schemars")]
+#[pi_tool_core::params]
+#[derive(Debug)]
 #[serde(deny_unknown_fields)]
 pub struct ForecastParams {
     /// City name, for example Paris.
