@@ -275,12 +275,20 @@ pub trait AgentTool: Send + Sync + 'static {
     fn name(&self) -> &str {
         &self.spec().name
     }
+}
 
-    /// Prepares and validates raw model arguments: the value execute would receive
-    /// (borrowed when neither step changed it), or Pi's validation error text.
-    fn check_arguments<'a>(&self, arguments: &'a Value) -> Result<Cow<'a, Value>, ToolError> {
-        let prepared = self.prepare_arguments(arguments)?;
-        self.spec().parameters.validate_cow(self.name(), prepared)
+impl dyn AgentTool {
+    /// Prepares and validates raw model arguments: the tool's `prepare_arguments`, then
+    /// Pi's null normalisation, coercion and validation against the tool's
+    /// [`ToolSchema`](crate::schema::ToolSchema): the value `execute` would receive
+    /// (borrowed when no step changed it), or Pi's validation error text.
+    ///
+    /// Not a trait method, so no tool can replace it: every host's call path runs it
+    /// ([`CallPolicy::check`](crate::CallPolicy::check), which adds the argument limits
+    /// and contains a panic in `prepare_arguments`), and the arguments a tool executes
+    /// with are validated against exactly the schema the model saw.
+    pub fn check_arguments<'a>(&self, arguments: &'a Value) -> Result<Cow<'a, Value>, ToolError> {
+        validate_prepared(self.spec(), self.prepare_arguments(arguments)?)
     }
 }
 
@@ -349,11 +357,6 @@ impl<T: Tool> AgentTool for Typed<T> {
 
     fn prepare_arguments<'a>(&self, arguments: &'a Value) -> Result<Cow<'a, Value>, ToolError> {
         self.tool.prepare_arguments(arguments)
-    }
-
-    // The default's body, with the validation out of line: compiled once, not per tool.
-    fn check_arguments<'a>(&self, arguments: &'a Value) -> Result<Cow<'a, Value>, ToolError> {
-        validate_prepared(&self.spec, self.tool.prepare_arguments(arguments)?)
     }
 
     // Written out rather than `async fn`: an async block here would be one state machine
