@@ -174,7 +174,7 @@ async fn content_is_traced_on_request_and_redacted() {
     );
     let result = span.field("gen_ai.tool.call.result").unwrap();
     assert!(result.contains("noted: key [REDACTED]"), "{result}");
-    assert_eq!(span.target, "pi_tool::agent::telemetry");
+    assert_eq!(span.target, "pi_tool_core::call::span");
     let updates: Vec<_> = recorder
         .events()
         .into_iter()

@@ -23,7 +23,7 @@ pub struct SpanRecord {
     /// Index in the order spans were created.
     pub index: usize,
     pub name: &'static str,
-    /// The module that made it (`pi_tool::agent::telemetry` for pi-tool's spans).
+    /// The module that made it (`pi_tool_core::call::span` for tool calls, `pi_tool::agent` for runs).
     pub target: &'static str,
     pub parent: Option<usize>,
     pub fields: BTreeMap<String, String>,
