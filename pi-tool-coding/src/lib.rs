@@ -1,5 +1,5 @@
 //! Pi 0.85.0's built-in coding tools — `read`, `bash`, `edit`, `write`, `grep`, `find` and
-//! `ls` — as a [pi-tool](pi_tool) tool pack: the example of a published pack.
+//! `ls` — as a [pi-tool](https://docs.rs/pi-tool) tool pack: the example of a published pack.
 //!
 //! ```
 //! use pi_tool_core::context::ExtensionContext;

@@ -92,7 +92,7 @@ pub async fn execute_contained(
 
 /// Checks raw model arguments against the limits ([`ArgumentLimits`]: the tool's own
 /// [`ToolSpec::argument_limits`](crate::ToolSpec) when set, else the host's `limits`),
-/// then prepares and validates them ([`AgentTool::check_arguments`]) with a panic in
+/// then prepares and validates them (`dyn AgentTool::check_arguments`) with a panic in
 /// the tool's `prepare_arguments` contained: it reads as a panic in `execute` does,
 /// `Tool <name> panicked: <message>` ([`ToolErrorKind::Panicked`]).
 ///

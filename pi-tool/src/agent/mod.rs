@@ -7,7 +7,7 @@
 //!                                               (AgentTool, before/after hooks)
 //! ```
 //!
-//! * [`Message`]: the transcript in Pi's JSON shape.
+//! * [`Message`](crate::model::Message): the transcript in Pi's JSON shape.
 //! * [`StreamFn`](crate::model::StreamFn): the model boundary (`testing::FauxModel` is a
 //!   scripted one for tests).
 //! * [`run_agent_loop`]: the low-level loop; [`AgentEvent`]s go to an

@@ -130,7 +130,7 @@ const NO_FINAL_MESSAGE: &str = "The model stream ended without a final message";
 /// this run added: the prompts, the assistant messages and the tool results.
 ///
 /// The run is an `invoke_agent` span, each turn a `turn` span inside it
-/// ([`telemetry`](super::telemetry)).
+/// (the agent's telemetry).
 pub async fn run_agent_loop(
     prompts: Vec<Message>,
     context: Context,

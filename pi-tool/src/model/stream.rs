@@ -82,7 +82,7 @@ impl Context {
 /// Per-request options (pi-ai's `SimpleStreamOptions`).
 ///
 /// The agent loop sets `signal` and `reasoning` on every turn and takes the rest from
-/// the options it was given ([`LoopConfig::stream_options`](super::LoopConfig)); the faux
+/// the options it was given (the agent loop's `LoopConfig::stream_options`); the faux
 /// model reads only the signal.
 #[derive(Debug, Clone, Default)]
 pub struct StreamOptions {
