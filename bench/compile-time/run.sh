@@ -10,7 +10,9 @@
 # (1: cold debug builds of N=50), EDIT (1: one-tool edit rows), RELEASE (1), COLD200 (1:
 # cold builds of N=200), COLD_REPS (REPS: samples of the cold rows), WARM (1: the debug and
 # check rows), COLD_RELEASE (1: time the first release build; 0 keeps a built release
-# target), BUDGET_S (2100: optional phases that would end later are skipped).
+# target), BUDGET_S (2100: optional phases that would end later are skipped), SUBJECTS
+# ("pitool rmcp baseline"; add "core" for the same tools on pi-tool-core alone), COLD_N
+# (50: the tool count of the cold rows).
 # SUMMARY_ONLY=1 re-prints summary.md from $OUT/results.tsv.
 set -uo pipefail
 
@@ -28,7 +30,8 @@ WARM=${WARM:-1}
 COLD_RELEASE=${COLD_RELEASE:-1}
 COLD200=${COLD200:-1}
 BUDGET_S=${BUDGET_S:-2100}
-SUBJECTS=(pitool rmcp baseline)
+read -r -a SUBJECTS <<<"${SUBJECTS:-pitool rmcp baseline}"
+COLD_N=${COLD_N:-50}
 
 case "$OUT" in "$MAIN"|"$MAIN"/*) echo "OUT must not be inside the project" >&2; exit 2;; esac
 # No caches or wrappers between cargo and rustc; cargo's default incremental settings.
@@ -36,12 +39,14 @@ unset CARGO_TARGET_DIR CARGO_BUILD_TARGET_DIR RUSTC_WRAPPER CARGO_BUILD_RUSTC_WR
       RUSTC_WORKSPACE_WRAPPER CARGO_INCREMENTAL RUSTFLAGS CARGO_BUILD_JOBS
 
 summarise() { # summary.md from results.tsv and trees.tsv
-python3 - "$OUT/results.tsv" "$OUT/trees.tsv" <<'EOF'
+python3 - "$OUT/results.tsv" "$OUT/trees.tsv" "${SUBJECTS[*]}" <<'EOF'
 import csv, statistics, sys
 from collections import defaultdict
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
 trees = {r["subject"]: r for r in csv.DictReader(open(sys.argv[2]), delimiter="\t")}
-subj = ["pitool", "rmcp", "baseline"]
+subj = sys.argv[3].split()
+# The first subject is the one measured; rmcp and the baseline are what it is held against.
+me = subj[0]
 samples, compiled, bad, by_rep = defaultdict(list), {}, [], {}
 for r in rows:
     key = (r["phase"], int(r["n"]))
@@ -56,21 +61,22 @@ for r in rows:
         bad.append(f'{r["phase"]} n={r["n"]} {r["subject"]} rep {r["rep"]}: compiled {r["compiled"]} crates (expected 1)')
 order = ["cold", "touch-build", "edit-build", "touch-check", "cold-release", "touch-release"]
 def spread(phase, n):
-    # pi-tool/rmcp within each repetition (the two were built minutes apart at most)
-    rs = sorted(by_rep[(phase, n, "pitool", k)] / by_rep[(phase, n, "rmcp", k)]
-                for (ph, nn, s, k) in by_rep if (ph, nn, s) == (phase, n, "pitool")
+    # me/rmcp within each repetition (the two were built minutes apart at most)
+    rs = sorted(by_rep[(phase, n, me, k)] / by_rep[(phase, n, "rmcp", k)]
+                for (ph, nn, s, k) in by_rep if (ph, nn, s) == (phase, n, me)
                 and (phase, n, "rmcp", k) in by_rep and by_rep[(phase, n, "rmcp", k)] > 0)
     return " ".join(f"{r:.2f}" for r in rs) or "-"
 keys = sorted({k[:2] for k in samples}, key=lambda k: (order.index(k[0]) if k[0] in order else 99, k[1]))
-print("| measurement | N | pi-tool s | rmcp s | baseline s | pi-tool/rmcp | pi-tool/baseline | reps | pi-tool/rmcp per rep |")
-print("|---|---|---|---|---|---|---|---|---|")
+print("| measurement | N | " + " | ".join(f"{s} s" for s in subj)
+      + f" | {me}/rmcp | {me}/baseline | reps | {me}/rmcp per rep |")
+print("|---|---|" + "---|" * len(subj) + "---|---|---|---|")
 for phase, n in keys:
     med = {s: statistics.median(samples[(phase, n, s)]) for s in subj if samples.get((phase, n, s))}
     reps = min(len(samples.get((phase, n, s), [])) for s in subj)
     cell = lambda s: f"{med[s]:.2f}" if s in med else "-"
     ratio = lambda a, b: f"{med[a] / med[b]:.2f}" if a in med and b in med and med[b] > 0 else "-"
-    print(f"| {phase} | {n} | {cell('pitool')} | {cell('rmcp')} | {cell('baseline')} | "
-          f"{ratio('pitool', 'rmcp')} | {ratio('pitool', 'baseline')} | {reps} | {spread(phase, n)} |")
+    print(f"| {phase} | {n} | " + " | ".join(cell(s) for s in subj) + " | "
+          f"{ratio(me, 'rmcp')} | {ratio(me, 'baseline')} | {reps} | {spread(phase, n)} |")
 print()
 print("| subject | crates in tree (cargo tree, unique) | crates compiled cold | syn | rmcp | schemars |")
 print("|---|---|---|---|---|---|")
@@ -96,11 +102,13 @@ rustc --version | tee -a "$OUT/run.info"
 echo "pi-tool: $PI_TOOL ($(git -C "$MAIN" rev-parse --short HEAD 2>/dev/null || echo '?'))" | tee -a "$OUT/run.info"
 
 # --- generate, lock, fetch ------------------------------------------------------------
-ns_csv=$(echo $NS 50 | tr ' ' '\n' | sort -nu | paste -sd, -)
+ns_csv=$(echo $NS $COLD_N | tr ' ' '\n' | sort -nu | paste -sd, -)
 locks=()
 [ -f "$MAIN/Cargo.lock" ] && locks+=(--lock-from "pitool=$MAIN/Cargo.lock" --lock-from "baseline=$MAIN/Cargo.lock")
 if [ -f "$MAIN/pi-tool-mcp/Cargo.lock" ]; then locks+=(--lock-from "rmcp=$MAIN/pi-tool-mcp/Cargo.lock"); elif [ -f "$MAIN/Cargo.lock" ]; then locks+=(--lock-from "rmcp=$MAIN/Cargo.lock"); fi
-python3 "$HERE/gen.py" --out "$OUT" --ns "$ns_csv" --pi-tool "$PI_TOOL" "${locks[@]}" || exit 1
+locks+=(--lock-from "core=$MAIN/Cargo.lock")
+subjects_csv=$(IFS=,; echo "${SUBJECTS[*]}")
+python3 "$HERE/gen.py" --out "$OUT" --ns "$ns_csv" --pi-tool "$PI_TOOL" --subjects "$subjects_csv" "${locks[@]}" || exit 1
 for s in "${SUBJECTS[@]}"; do
   (cd "$OUT/$s" && cargo fetch -q) || { echo "cargo fetch failed for $s" >&2; exit 1; }
 done
@@ -109,7 +117,7 @@ done
 TREE="$OUT/trees.tsv"
 printf 'subject\tcrates_in_tree\tsyn\trmcp\tschemars\n' > "$TREE"
 for s in "${SUBJECTS[@]}"; do
-  t=$(cd "$OUT/$s" && cargo tree --frozen -p "ct-$s-n50" --prefix none 2>/dev/null \
+  t=$(cd "$OUT/$s" && cargo tree --frozen -p "ct-$s-n$COLD_N" --prefix none 2>/dev/null \
         | sed -E 's/ \(\*\)$//; s/ \(proc-macro\)$//' | sort -u)
   count=$(printf '%s\n' "$t" | grep -c .)
   ver() { printf '%s\n' "$t" | awk -v c="$1" '$1==c {print $2}' | sort -u | paste -sd' ' -; }
@@ -134,7 +142,7 @@ measure() {
   printf '[%5ss] %-14s n=%-3s %-8s rep %s: %6ss  (%s compiled, %s)\n' "$(elapsed)" "$phase" "$n" "$s" "$rep" "$secs" "$compiled" "$status"
 }
 # The subjects in rotated order for repetition REP: noise drifts hit all three alike.
-order() { local r=$(( ($1 - 1) % 3 )); echo "${SUBJECTS[@]:$r}" "${SUBJECTS[@]:0:$r}"; }
+order() { local r=$(( ($1 - 1) % ${#SUBJECTS[@]} )); echo "${SUBJECTS[@]:$r}" "${SUBJECTS[@]:0:$r}"; }
 prime() { # unmeasured: build every member of subject $1 with cargo args "${@:2}"
   (cd "$OUT/$1" && cargo "${@:2}" --frozen --workspace >"$OUT/logs/prime-$1-$2${3:-}.log" 2>&1) \
     || { echo "!! priming $1 ($*) failed:" >&2; tail -30 "$OUT/logs/prime-$1-$2${3:-}.log" >&2; }
@@ -148,16 +156,16 @@ fits() { # fits EST_SECONDS: would a phase of that length still end within BUDGE
   [ $(( $(elapsed) + $1 )) -le "$BUDGET_S" ]
 }
 
-# (a) cold: full debug build from an empty target dir, N=50.
+# (a) cold: full debug build from an empty target dir, N=COLD_N.
 if [ "$COLD" = 1 ]; then
   for rep in $(seq 1 "$COLD_REPS"); do
     for s in $(order "$rep"); do
       rm -rf "$OUT/$s/target"
-      measure cold 50 "$s" "$rep" -- build
+      measure cold "$COLD_N" "$s" "$rep" -- build
     done
   done
 fi
-cold_sum=$(awk -F'\t' '$1=="cold" && $5+0>0 {t+=$5; k++} END {printf "%d", (k ? t/k*3 : 300)}' "$RES")
+cold_sum=$(awk -F'\t' -v k0=${#SUBJECTS[@]} '$1=="cold" && $5+0>0 {t+=$5; k++} END {printf "%d", (k ? t/k*k0 : 300)}' "$RES")
 
 if [ "$WARM" = 1 ]; then
 # (b) warm debug build after touch, and (b') after a one-tool edit.
@@ -189,7 +197,7 @@ if [ "$RELEASE" = 1 ] && fits $(( cold_sum * 3 )); then
   for s in "${SUBJECTS[@]}"; do
     if [ "$COLD_RELEASE" = 1 ]; then
       rm -rf "$OUT/$s/target/release"
-      measure cold-release 50 "$s" 1 -- build --release
+      measure cold-release "$COLD_N" "$s" 1 -- build --release
     fi
     prime "$s" build --release
   done

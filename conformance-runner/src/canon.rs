@@ -5,6 +5,7 @@
 //! (`conformance/providers/FORMAT.md` §3): the same layout, with every number written as
 //! ECMAScript's `Number.prototype.toString` writes it (`0.000015`, not `1.5e-5`).
 
+use pi_tool_core::__runtime::js;
 use serde_json::{Map, Value};
 
 /// The value with every object's keys sorted and every integral float turned into an
@@ -21,39 +22,23 @@ pub fn canonical(value: &Value) -> Value {
             Value::Object(out)
         }
         Value::Array(items) => Value::Array(items.iter().map(canonical).collect()),
-        Value::Number(n) => Value::Number(js_number(n)),
+        Value::Number(n) => js_number(n),
         other => other.clone(),
     }
 }
 
 /// A number as JavaScript prints it: integral values without a fraction.
-fn js_number(n: &serde_json::Number) -> serde_json::Number {
-    if n.is_f64()
-        && let Some(f) = n.as_f64()
-        && f.fract() == 0.0
-        && f.abs() < 9_007_199_254_740_992.0
-    {
-        return serde_json::Number::from(f as i64);
-    }
-    n.clone()
-}
-
-/// The value with integral floats as integers, keys in their own order (for compact
-/// JavaScript-style strings such as template renderings).
-pub fn js_value(value: &Value) -> Value {
-    match value {
-        Value::Object(map) => {
-            Value::Object(map.iter().map(|(k, v)| (k.clone(), js_value(v))).collect())
-        }
-        Value::Array(items) => Value::Array(items.iter().map(js_value).collect()),
-        Value::Number(n) => Value::Number(js_number(n)),
-        other => other.clone(),
+fn js_number(n: &serde_json::Number) -> Value {
+    if n.is_f64() {
+        js::number_value(js::as_f64(n))
+    } else {
+        Value::Number(n.clone())
     }
 }
 
-/// `JSON.stringify(value)` (compact, own key order).
+/// `JSON.stringify(value)` (compact, JavaScript's key order).
 pub fn js_stringify(value: &Value) -> String {
-    serde_json::to_string(&js_value(value)).unwrap_or_default()
+    js::stringify(value)
 }
 
 /// The file content of an output value.
@@ -121,86 +106,25 @@ fn push_indent(out: &mut String, n: usize) {
     out.extend(std::iter::repeat_n(' ', n));
 }
 
-/// `JSON.stringify` of a string: only `"`, `\` and the C0 controls are escaped.
+/// A string as `JSON.stringify` escapes it: only `"`, `\` and the C0 controls.
 fn write_string(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
+    out.push_str(&js::stringify(&Value::String(s.to_owned())));
 }
 
 /// A JSON number as JavaScript holds and prints it: integers beyond 2^53 become the
 /// nearest double first, as `JSON.parse` would make them.
 fn json_number(n: &serde_json::Number) -> String {
-    const EXACT: u64 = 1 << 53;
-    if let Some(u) = n.as_u64()
-        && u <= EXACT
-    {
-        return u.to_string();
-    }
-    if let Some(i) = n.as_i64()
-        && i.unsigned_abs() <= EXACT
-    {
-        return i.to_string();
-    }
-    ecma_number(n.as_f64().unwrap_or(f64::NAN))
+    js::stringify(&Value::Number(n.clone()))
 }
 
 /// ECMAScript's `Number.prototype.toString()` of a double (what `JSON.stringify` writes),
 /// with non-finite values as `null`.
 pub fn ecma_number(value: f64) -> String {
-    if !value.is_finite() {
-        return "null".to_owned();
-    }
-    if value == 0.0 {
-        return "0".to_owned();
-    }
-    // Rust's `{:e}` prints the shortest digit string that round-trips, as ECMAScript
-    // requires: `d[.ddd]e<exp>` with value = d.ddd × 10^exp.
-    let sci = format!("{:e}", value.abs());
-    let (mantissa, exponent) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    let exponent: i64 = exponent.parse().unwrap_or(0);
-    let k = digits.len() as i64;
-    // value = 0.d1..dk × 10^n
-    let n = exponent + 1;
-    let mut out = String::new();
-    if value < 0.0 {
-        out.push('-');
-    }
-    if k <= n && n <= 21 {
-        out.push_str(&digits);
-        out.extend(std::iter::repeat_n('0', (n - k) as usize));
-    } else if 0 < n && n <= 21 {
-        out.push_str(&digits[..n as usize]);
-        out.push('.');
-        out.push_str(&digits[n as usize..]);
-    } else if -6 < n && n <= 0 {
-        out.push_str("0.");
-        out.extend(std::iter::repeat_n('0', (-n) as usize));
-        out.push_str(&digits);
+    if value.is_finite() {
+        js::format_f64(value)
     } else {
-        out.push_str(&digits[..1]);
-        if k > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
-        }
-        out.push('e');
-        out.push(if n > 0 { '+' } else { '-' });
-        out.push_str(&(n - 1).abs().to_string());
+        "null".to_owned()
     }
-    out
 }
 
 #[cfg(test)]

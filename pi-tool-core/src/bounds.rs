@@ -98,13 +98,12 @@ pub struct IsDetails<T: ToolDetails>(PhantomData<T>);
 /// return), rustc reports a missing `Send` three times (here, on the attribute and on the
 /// error type), since every future that holds it fails too. Boxing it as a
 /// `dyn Future + Send` kept the one error but cost a second allocation per call; the
-/// wrapper keeps the one error without it (the table in
-/// `examples/weather/benches/dispatch.rs`).
+/// wrapper keeps the one error without it (`bench/README.md`, dispatch).
 ///
 /// Why not async blocks or `futures`' `map`: a block around the future holds it twice (as
 /// its capture and as its awaited value), so boxing copies twice its size; `map` is an
-/// enum with a `project_replace`, and a 200-tool crate's one-tool debug edit built about
-/// 6 % slower with it than with this poll function of a few lines per tool.
+/// enum with a `project_replace`, and a 200-tool crate's one-tool debug edit built slower
+/// with it than with this poll function of a few lines per tool (`bench/README.md`).
 ///
 /// A helper trait with `#[diagnostic::on_unimplemented]` was tried instead of the plain
 /// `Send` bound: rustc's own "future cannot be sent between threads safely", which

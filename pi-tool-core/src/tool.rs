@@ -397,8 +397,8 @@ impl<T: Tool> AgentTool for Typed<T> {
 /// rustc puts a generic method into the codegen unit of its impl's self type. Here that is
 /// the tool's own type, whose module an edit to the tool rebuilds anyway. As a method of
 /// `Typed<T>`, the one item per tool that names the tool's future type put all tools'
-/// adapters in one unit, and an edit to any tool rebuilt all of them (about 5 % of a
-/// 200-tool crate's one-tool edit, `bench/compile-time/README.md`).
+/// adapters in one unit, and an edit to any tool rebuilt all of them
+/// (`bench/compile-time/README.md`).
 trait ExecuteBoxed: Tool {
     fn execute_boxed<'a>(
         &'a self,

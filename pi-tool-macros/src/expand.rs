@@ -168,8 +168,8 @@ pub fn tool(
     let struct_name = struct_ident.to_string();
     // A unit struct: its name is its value, so it needs no `Clone`, `Copy` or `Default`.
     // `Debug` is written out, not derived: the derives' four `#[inline]` impls per tool,
-    // each encoded in the crate's metadata, made a 200-tool crate's one-tool edit about
-    // 3 % slower (`bench/compile-time/README.md`). Through `::core`, as `derive` does, so
+    // each encoded in the crate's metadata, made a 200-tool crate's one-tool edit slower
+    // (`bench/compile-time/README.md`). Through `::core`, as `derive` does, so
     // that a wrong `crate = "..."` path is reported once, on the attribute.
     let struct_def = match target {
         Target::Free => quote! {

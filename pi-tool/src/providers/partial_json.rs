@@ -188,8 +188,8 @@ fn repair(text: &str) -> Repaired<'_> {
 pub(crate) const REPARSE_EVERY_DELTA_UP_TO: usize = 8 * 1024;
 /// Beyond that, a delta re-reads the text only once it has grown by this fraction
 /// (1/2) of its size at the last reading: the readings then cost about twice the final
-/// size in all (1/8 gave readings closer to pi-ai's but cost 2.8x more at 10 MB,
-/// `bench/compare-providers-with-pi.mjs`: 47.7 vs 17.0 ns per argument byte).
+/// size in all. A smaller fraction gives readings closer to pi-ai's, at a cost that
+/// `bench/README.md` (providers) records.
 const GROWTH_DIVISOR: usize = 2;
 
 /// The argument text of one streaming tool call and its latest reading.

@@ -58,15 +58,74 @@ pub(super) fn parse_legacy_encrypted_detail(signature: Option<&str>) -> Option<V
     ok.then_some(parsed)
 }
 
+/// One entry of the streamed `reasoning_details`, as pi-ai's object holds it.
+///
+/// pi-ai merges deltas with `target.id ??= source.id` and the like. When the source has
+/// no such key, JavaScript still assigns `undefined`: the key takes (or keeps) its place
+/// among the object's keys, `JSON.stringify` skips it while it is `undefined`, and a later
+/// assignment fills that same place. So the entry keeps a slot for each such key, and
+/// serialises without them.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct StreamedDetail {
+    /// Every key in JavaScript's order; an `undefined` one holds `null` here.
+    slots: Map<String, Value>,
+    /// The keys of `slots` that are `undefined`.
+    undefined: Vec<String>,
+}
+
+impl StreamedDetail {
+    /// `{ ...detail }`: a copy of an entry as it arrived.
+    fn copy_of(detail: &Map<String, Value>) -> Self {
+        Self {
+            slots: detail.clone(),
+            undefined: Vec::new(),
+        }
+    }
+
+    /// `detail[key]`, `None` for `undefined`.
+    fn get(&self, key: &str) -> Option<&Value> {
+        if self.undefined.iter().any(|k| k == key) {
+            return None;
+        }
+        self.slots.get(key)
+    }
+
+    /// `detail[key] = value`; `None` assigns `undefined`, which keeps (or takes) the slot.
+    fn set(&mut self, key: &str, value: Option<&Value>) {
+        self.undefined.retain(|k| k != key);
+        match value {
+            Some(value) => {
+                self.slots.insert(key.to_owned(), value.clone());
+            }
+            None => {
+                self.slots.insert(key.to_owned(), Value::Null);
+                self.undefined.push(key.to_owned());
+            }
+        }
+    }
+
+    /// What `JSON.stringify` writes: the defined keys, in their places.
+    pub(super) fn to_json(&self) -> Value {
+        Value::Object(
+            self.slots
+                .iter()
+                .filter(|(key, _)| !self.undefined.contains(key))
+                .map(|(key, value)| (key.clone(), value.clone()))
+                .collect(),
+        )
+    }
+}
+
 /// `appendOpenAIReasoningDetail`: consecutive text (or summary) deltas merge into one
 /// entry; encrypted entries stay separate.
-pub(super) fn append_reasoning_detail(details: &mut Vec<Value>, detail: &Value) {
-    let kind = |v: &Value| v.get("type").and_then(Value::as_str).map(str::to_owned);
-    let detail_kind = kind(detail);
-    if let Some(Value::Object(last)) = details.last_mut()
-        && let Value::Object(source) = detail
-        && detail_kind == kind(&Value::Object(last.clone()))
-        && let Some(field) = match detail_kind.as_deref() {
+pub(super) fn append_reasoning_detail(details: &mut Vec<StreamedDetail>, detail: &Value) {
+    let Value::Object(source) = detail else {
+        return;
+    };
+    let kind = source.get("type").and_then(Value::as_str);
+    if let Some(last) = details.last_mut()
+        && kind == last.get("type").and_then(Value::as_str)
+        && let Some(field) = match kind {
             Some("reasoning.text") => Some("text"),
             Some("reasoning.summary") => Some("summary"),
             _ => None,
@@ -80,42 +139,30 @@ pub(super) fn append_reasoning_detail(details: &mut Vec<Value>, detail: &Value) 
             "{}{added}",
             last.get(field).and_then(Value::as_str).unwrap_or_default()
         );
-        last.insert(field.to_owned(), Value::String(merged));
+        last.set(field, Some(&Value::String(merged)));
         if field == "text" {
             or_assign(last, source, "signature");
         }
-        // `id ??=`, `format ||=`, `index ??=`.
+        // `fillMissingCommonReasoningDetailFields`: `id ??=`, `format ||=`, `index ??=`.
         nullish_assign(last, source, "id");
         or_assign(last, source, "format");
         nullish_assign(last, source, "index");
         return;
     }
-    details.push(detail.clone());
+    details.push(StreamedDetail::copy_of(source));
 }
 
-/// `target[key] ??= source[key]` (an absent source value leaves the key undefined,
-/// which JSON drops).
-fn nullish_assign(target: &mut Map<String, Value>, source: &Map<String, Value>, key: &str) {
+/// `target[key] ??= source[key]`.
+fn nullish_assign(target: &mut StreamedDetail, source: &Map<String, Value>, key: &str) {
     if target.get(key).is_none_or(Value::is_null) {
-        assign(target, source, key);
+        target.set(key, source.get(key));
     }
 }
 
 /// `target[key] ||= source[key]`.
-fn or_assign(target: &mut Map<String, Value>, source: &Map<String, Value>, key: &str) {
+fn or_assign(target: &mut StreamedDetail, source: &Map<String, Value>, key: &str) {
     if !target.get(key).is_some_and(js_truthy) {
-        assign(target, source, key);
-    }
-}
-
-fn assign(target: &mut Map<String, Value>, source: &Map<String, Value>, key: &str) {
-    match source.get(key) {
-        Some(value) => {
-            target.insert(key.to_owned(), value.clone());
-        }
-        None => {
-            target.remove(key);
-        }
+        target.set(key, source.get(key));
     }
 }
 
@@ -155,11 +202,54 @@ mod tests {
             &json!({"type": "reasoning.encrypted", "data": "x"}),
         );
         assert_eq!(
-            details,
+            details
+                .iter()
+                .map(StreamedDetail::to_json)
+                .collect::<Vec<_>>(),
             [
                 json!({"type": "reasoning.text", "text": "ab", "format": "f", "signature": "s", "id": "r1"}),
                 json!({"type": "reasoning.encrypted", "data": "x"})
             ]
+        );
+    }
+
+    /// pi-ai's merge assigns `undefined` for a key the delta lacks; the key keeps that
+    /// place, so a later value lands there, and a `null` made `undefined` does not move
+    /// the keys after it (as serde_json's `remove` would).
+    #[test]
+    fn an_undefined_key_keeps_its_place() {
+        let mut details = Vec::new();
+        for delta in [
+            json!({"type": "reasoning.text", "text": "a"}),
+            // signature, id and index become undefined slots, in that order, format is set.
+            json!({"type": "reasoning.text", "text": "b", "format": "f"}),
+            json!({"type": "reasoning.text", "text": "c", "index": 0, "id": "r1", "signature": "s"}),
+        ] {
+            append_reasoning_detail(&mut details, &delta);
+        }
+        assert_eq!(
+            crate::js::stringify(&details[0].to_json()),
+            r#"{"type":"reasoning.text","text":"abc","signature":"s","id":"r1","format":"f","index":0}"#
+        );
+
+        let mut details = Vec::new();
+        for delta in [
+            json!({"type": "reasoning.summary", "id": null, "summary": "a", "format": "f"}),
+            json!({"type": "reasoning.summary", "summary": "b"}),
+        ] {
+            append_reasoning_detail(&mut details, &delta);
+        }
+        assert_eq!(
+            crate::js::stringify(&details[0].to_json()),
+            r#"{"type":"reasoning.summary","summary":"ab","format":"f"}"#
+        );
+        append_reasoning_detail(
+            &mut details,
+            &json!({"type": "reasoning.summary", "summary": "c", "id": "r2"}),
+        );
+        assert_eq!(
+            crate::js::stringify(&details[0].to_json()),
+            r#"{"type":"reasoning.summary","id":"r2","summary":"abc","format":"f"}"#
         );
     }
 }

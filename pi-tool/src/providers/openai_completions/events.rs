@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::compat::Compat;
-use super::details::{append_reasoning_detail, is_reasoning_detail};
+use super::details::{StreamedDetail, append_reasoning_detail, is_reasoning_detail};
 use super::usage::parse_usage;
 use crate::js::stringify;
 use crate::model::{AssistantContent, Model, StopReason, ToolCall};
@@ -49,7 +49,7 @@ pub(super) struct Events<'a> {
     tools: Vec<ToolBlock>,
     by_index: HashMap<u64, usize>,
     by_id: HashMap<String, usize>,
-    reasoning_details: Option<Vec<Value>>,
+    reasoning_details: Option<Vec<StreamedDetail>>,
     has_finish_reason: bool,
 }
 
@@ -397,7 +397,9 @@ impl<'a> Events<'a> {
         let Some(details) = &self.reasoning_details else {
             return;
         };
-        let signature = stringify(&Value::Array(details.clone()));
+        let signature = stringify(&Value::Array(
+            details.iter().map(StreamedDetail::to_json).collect(),
+        ));
         for block in &mut out.message.content {
             if let AssistantContent::Thinking {
                 thinking_signature, ..
