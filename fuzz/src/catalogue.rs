@@ -117,7 +117,7 @@ pub fn check_catalogue(args: &Value) {
     check_type::<Vec<String>>("vec", args);
 }
 
-/// The seed guide's weather params (pi-tool's crate docs).
+/// Pi's custom-tool page's weather params (pi-tool's crate docs).
 #[pi_tool::params]
 #[serde(deny_unknown_fields)]
 pub struct WeatherParams {

@@ -253,7 +253,7 @@ impl<'a, P, D> ToolInvocation<'a, P, D> {
 /// (`structuredClone`) is made only where something does change them (a coercion, a
 /// `prepare_arguments` shim, a `before_tool_call` hook). That is why `prepare_arguments`
 /// and `check_arguments` speak `Cow`: the copy and its frees were a sixth of a whole
-/// dispatch of the seed's `get_weather` (`cargo bench -p weather-example --bench
+/// dispatch of `get_weather` from Pi's custom-tool page (`cargo bench -p weather-example --bench
 /// dispatch`; the table is in `examples/weather/benches/dispatch.rs`).
 #[doc(alias = "ToolDefinition")]
 #[async_trait]

@@ -2,7 +2,7 @@
 //!
 //! Write an `async fn`, put `#[pi_tool]` on it, and get a tool: a JSON Schema generated
 //! from the params type, label and description metadata, and the adapters that let an
-//! agent loop, a session, or an MCP client call it. The seed guide's `get_weather`, end to
+//! agent loop, a session, or an MCP client call it. `get_weather` from Pi's custom-tool page, end to
 //! end on the offline faux model:
 //!
 //! ```

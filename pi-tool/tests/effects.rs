@@ -219,7 +219,7 @@ async fn a_session_handler_asks_the_sessions_ui() {
         "{results:?}"
     );
 
-    // The same session without a UI blocks, as the seed's gate does.
+    // The same session without a UI blocks, as Pi's custom-tool page's gate does.
     let policy = ApprovalPolicy::new().tools(&all_tools());
     let session = AgentSession::builder(Arc::new(FauxModel::new(vec![turn(ALL)])))
         .agent_tool(Forecast.into_agent_tool())

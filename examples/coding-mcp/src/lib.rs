@@ -19,7 +19,7 @@ use pi_tool::{AgentTool, JsonToolResult, ToolError, ToolInvocation, ToolSpec};
 use pi_tool_coding::{CodingOptions, CodingTools};
 use serde_json::Value;
 
-/// The text of a refused path (the guide's, as `pi_tool::safety` words it). It never
+/// The text of a refused path (Pi's custom-tool page's, as `pi_tool::safety` words it). It never
 /// names the root.
 pub const OUTSIDE_ROOT: &str = "Path leaves the project root";
 

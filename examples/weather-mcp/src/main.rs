@@ -1,4 +1,4 @@
-//! `weather-mcp`: the seed guide's weather pack served over MCP on stdio: the
+//! `weather-mcp`: Pi's custom-tool page's weather pack served over MCP on stdio: the
 //! `#[pi_tool]` tool `weather_example::GetWeather`, unchanged.
 //!
 //! Run with `cargo run -q --release -p weather-mcp` (or `--bin weather-mcp`) anywhere in
@@ -13,7 +13,7 @@
 //! (port 0 picks a free port); the address is printed to standard error as
 //! `weather-mcp: serving MCP over streamable HTTP at http://127.0.0.1:8080/mcp`.
 //!
-//! `WEATHER_MCP_LOOKUP_DELAY_MS` replaces the seed's 200 ms lookup delay (tests use a
+//! `WEATHER_MCP_LOOKUP_DELAY_MS` replaces Pi's custom-tool page's 200 ms lookup delay (tests use a
 //! long one to cancel a call mid-lookup without racing the clock); the tool is then
 //! the same body with the same metadata and schema, and another delay.
 
@@ -24,7 +24,7 @@ use pi_tool::{AgentToolResult, Tool, ToolError, ToolErrorKind, ToolExecutionMode
 use pi_tool_mcp::{CallEnd, CallOutcome, PackServer};
 use weather_example::{GetWeather, LOOKUP_DELAY, WeatherDetails, WeatherParams, lookup_weather};
 
-/// The seed's `get_weather` with another lookup delay, for tests that cancel mid-lookup.
+/// `get_weather` from Pi's custom-tool page with another lookup delay, for tests that cancel mid-lookup.
 /// Everything the client sees (name, label, description, schema, snippet, mode) is the
 /// `#[pi_tool]` tool's own: the constants are `GetWeather`'s.
 struct GetWeatherWithDelay {
@@ -50,7 +50,7 @@ impl Tool for GetWeatherWithDelay {
     }
 }
 
-/// The weather pack: the seed's `get_weather`, or the same tool with the delay asked for.
+/// The weather pack: `get_weather` from Pi's custom-tool page, or the same tool with the delay asked for.
 fn weather_pack(delay: Option<Duration>) -> Result<ToolPack, String> {
     let owner = ToolOwner::new("weather-example");
     let mut pack = ToolPack::new();

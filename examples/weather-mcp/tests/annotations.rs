@@ -1,4 +1,4 @@
-//! The seed's `get_weather` changes nothing, and says so: the real `weather-mcp` binary
+//! `get_weather` from Pi's custom-tool page changes nothing, and says so: the real `weather-mcp` binary
 //! lists it with `annotations.readOnlyHint: true` (from `#[pi_tool(read_only, ...)]`).
 
 use std::io::{BufRead, BufReader, Write};

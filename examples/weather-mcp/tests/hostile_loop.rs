@@ -1,6 +1,6 @@
 //! The hostile-input corpus (`conformance/hostile/`) through the agent loop: an `Agent`
 //! whose model (a local OpenAI-compatible server, read by the `openai-completions`
-//! provider) calls the seed's `get_weather` with each payload's raw argument text. Every
+//! provider) calls `get_weather` from Pi's custom-tool page with each payload's raw argument text. Every
 //! payload gets a readable error naming the problem, or a correct success, within
 //! [`hostile::bound`], with no panic text, and the process's memory stays bounded.
 

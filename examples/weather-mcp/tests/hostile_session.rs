@@ -1,5 +1,5 @@
 //! The hostile-input corpus (`conformance/hostile/`) through an `AgentSession`: the
-//! seed's `get_weather` as the session's custom tool, called by a local OpenAI-compatible
+//! Pi's custom-tool page's `get_weather` as the session's custom tool, called by a local OpenAI-compatible
 //! server with each payload's raw argument text (read by the `openai-completions`
 //! provider). Every payload gets a readable error naming the problem, or a correct
 //! success, within [`hostile::bound`], with no panic text, and memory stays bounded.

@@ -1,4 +1,4 @@
-//! The seed guide's permission gate: an extension that registers `get_weather` and asks
+//! Pi's custom-tool page's permission gate: an extension that registers `get_weather` and asks
 //! the user before every call.
 //!
 //! * no user interface (`ctx.has_ui()` is false): the call is blocked with

@@ -1,12 +1,12 @@
-//! The seed guide's `get_weather` tool, in Rust.
+//! The `get_weather` tool of Pi's custom-tool page (`docs/pi-custom-tools.md`), in Rust.
 //!
 //! Demo data for two cities (Paris 18 °C, Tokyo 24 °C), a progress update before the
 //! lookup, a 200 ms delay that honours the abort signal, and a business-rule error for
 //! any other city.
 //!
-//! [`get_weather`] is the tool body as the seed writes it; `#[pi_tool]` turns it into
+//! [`get_weather`] is the tool body as Pi's custom-tool page writes it; `#[pi_tool]` turns it into
 //! [`GetWeather`], a typed tool whose schema comes from [`WeatherParams`], ready for an
-//! `Agent` (`into_agent_tool`) or a session (`custom_tool`). [`gate`] is the seed's
+//! `Agent` (`into_agent_tool`) or a session (`custom_tool`). [`gate`] is Pi's custom-tool page's
 //! permission gate: an extension that registers `get_weather` and asks the user before
 //! every call.
 
@@ -79,7 +79,7 @@ pub struct WeatherDetails {
 fn celsius_by_city(city: &str) -> Option<i64> {
     // The seed lower-cases the city (`toLowerCase`) before its lookup. For an ASCII name an
     // ASCII case-insensitive comparison is the same test without a new string; other names
-    // take the seed's path, since Unicode lower-casing can produce ASCII (the Kelvin sign
+    // take Pi's custom-tool page's path, since Unicode lower-casing can produce ASCII (the Kelvin sign
     // lower-cases to `k`).
     let known = |name: &str| match name {
         "paris" => Some(18),

@@ -1,7 +1,7 @@
 //! What a small local model needs before it calls `get_weather`.
 //!
 //! Measured with SmolLM2-135M-Instruct under llama.cpp's `llama-server`
-//! (`scripts/local-llm/local-llm`): with the seed's system prompt alone it answers in
+//! (`scripts/local-llm/local-llm`): with Pi's custom-tool page's system prompt alone it answers in
 //! prose. Three aids make it call the tool, then answer from the result:
 //! - a directive system prompt ([`SYSTEM_PROMPT`]);
 //! - one example exchange at the start of the history ([`example_exchange`]);
@@ -19,7 +19,7 @@ use pi_tool::model::{
 };
 use pi_tool::{Content, json};
 
-/// The system prompt that a 135M model follows (the seed's "Use get_weather for supported
+/// The system prompt that a 135M model follows (Pi's custom-tool page's "Use get_weather for supported
 /// weather questions." does not make it call the tool).
 pub const SYSTEM_PROMPT: &str =
     "You are a tool-calling assistant. Always answer weather questions by calling get_weather.";

@@ -1,4 +1,4 @@
-//! The seed's `get_weather` through an `Agent` against a real LLM, on each of pi-ai's three
+//! `get_weather` from Pi's custom-tool page through an `Agent` against a real LLM, on each of pi-ai's three
 //! wire APIs: SmolLM2-135M-Instruct under llama.cpp's `llama-server` on 127.0.0.1, which
 //! speaks `/v1/chat/completions`, `/v1/responses` and `/v1/messages`.
 //!

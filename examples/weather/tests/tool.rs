@@ -125,7 +125,7 @@ fn bad_arguments_get_pis_validation_text() {
     );
 }
 
-/// The seed's five-argument `getWeather` definition: it reuses the core tool and sees
+/// Pi's custom-tool page's five-argument `getWeather` definition: it reuses the core tool and sees
 /// the session context.
 #[pi_tool(
     name = "get_weather",

@@ -2,7 +2,7 @@
 //!
 //! A log, a response body or a directory listing can be megabytes; put into a result's
 //! content whole, it crowds the conversation out of the model's context (and costs
-//! tokens on every later turn). The guide's answer is to cut before the content is
+//! tokens on every later turn). Pi's custom-tool page's answer is to cut before the content is
 //! built and return a bounded page with a way to get the next one. [`ResultBudget`] does
 //! the cutting for any result:
 //!

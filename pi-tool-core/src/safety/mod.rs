@@ -18,7 +18,7 @@
 //!
 //! - [`resolve_existing_path_inside_root`] (and [`resolve_existing_path_inside_root_sync`]):
 //!   a model-given path resolved through symlinks and `..`, refused unless it names an
-//!   existing file inside the project root (the guide's `resolveExistingPathInsideRoot`).
+//!   existing file inside the project root (Pi's custom-tool page's `resolveExistingPathInsideRoot`).
 //! - [`resolve_new_path_inside_root`] (and its `_sync` twin): the same for a path a tool
 //!   is about to create or overwrite: the parent resolved and checked, the last component
 //!   a plain name, a symlink at the target refused ([`FinalSymlink`] can follow it

@@ -2,20 +2,20 @@
 //!
 //! The model's `path` argument is text it chose. Joining it to the working directory and
 //! opening the result lets it read `/etc/passwd` (absolute input), `../../.ssh/id_rsa`
-//! (`..` chains) or anything a symlink inside the project points at. The guide's
+//! (`..` chains) or anything a symlink inside the project points at. Pi's custom-tool page's
 //! `resolveExistingPathInsideRoot` answers this by resolving *both* the root and the
 //! target with `realpath` and checking containment of the physical paths; this module is
 //! that function in Rust, plus the checks a byte-level language needs (empty input, NUL
 //! bytes, a length cap) and one more protection: a failed resolution never tells the
 //! model whether a path *outside* the root exists.
 //!
-//! The error texts are the guide's (`Path must be project-relative`, `Path leaves the
+//! The error texts are Pi's custom-tool page's (`Path must be project-relative`, `Path leaves the
 //! project root`) and never contain the absolute root: the model learns nothing about
 //! the host's filesystem layout from them.
 //!
 //! # Time of check, time of use
 //!
-//! As the guide says, this handles symlinks to existing targets but does not remove the
+//! As Pi's custom-tool page says, this handles symlinks to existing targets but does not remove the
 //! race between the check and the later open on a filesystem shared with a hostile
 //! actor: someone who can write inside the root can swap a checked directory for a
 //! symlink after the check. Against that threat model use an OS sandbox or
@@ -32,7 +32,7 @@ use crate::error::ToolError;
 /// is 4096 bytes; nothing legitimate is longer, and the cap bounds the work per call).
 pub const MAX_PATH_INPUT_BYTES: usize = 4096;
 
-/// The model-visible texts, mirroring the guide's `Error` messages. The three that name
+/// The model-visible texts, mirroring Pi's custom-tool page's `Error` messages. The three that name
 /// the root are these for an unnamed [`PathRoot`], and say the caller's name otherwise.
 pub(super) const NOT_RELATIVE: &str = "Path must be project-relative";
 pub(super) const ESCAPES: &str = "Path leaves the project root";
@@ -222,7 +222,7 @@ impl AsRef<Path> for ResolvedPath {
 }
 
 /// Resolves `input`, a path the model gave, to an existing path inside `cwd`
-/// (the guide's `resolveExistingPathInsideRoot`).
+/// (Pi's custom-tool page's `resolveExistingPathInsideRoot`).
 ///
 /// Refuses empty input, NUL bytes, inputs over [`MAX_PATH_INPUT_BYTES`], absolute or
 /// rooted input (`/x`, `C:\x`, `\x`, `C:x`), targets that do not exist, and targets whose

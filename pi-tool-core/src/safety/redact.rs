@@ -1,7 +1,7 @@
 //! Redaction: keep credentials out of the text the model reads.
 //!
 //! Secrets belong in the host's configuration, never in a description, progress, a
-//! result or an error message (the guide). Tools rarely put them there on purpose; they
+//! result or an error message (Pi's custom-tool page). Tools rarely put them there on purpose; they
 //! arrive by accident: an HTTP client's error that echoes the request URL with
 //! `?api_key=…`, a `git` failure that prints `https://user:token@host`, a debug dump of
 //! request headers. Whatever reaches the model may be repeated to the user, written into

@@ -7,7 +7,7 @@
 //! like an unannotated MCP tool in a careful client.
 //!
 //! Asking goes through [`ExtensionUi::confirm`]. Without a UI the policy does what the
-//! seed's gate does: it blocks, with a reason the model can act on
+//! Pi's custom-tool page's gate does: it blocks, with a reason the model can act on
 //! (`delete_file requires interactive approval`); [`WithoutUi::Allow`] lets such calls
 //! through instead (a trusted batch job). A blocked or declined call becomes an error
 //! result, so the model can explain the refusal or choose another action.
@@ -39,7 +39,7 @@ use pi_tool_core::{AgentTool, ToolAnnotations};
 /// What the policy does with a call that needs approval when there is no UI to ask.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum WithoutUi {
-    /// Block it (the seed's gate): `<tool> requires interactive approval`.
+    /// Block it (Pi's custom-tool page's gate): `<tool> requires interactive approval`.
     #[default]
     Block,
     /// Let it run.

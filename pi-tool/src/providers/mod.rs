@@ -18,7 +18,7 @@
 //! [`StreamOptions::api_key`](crate::model::StreamOptions) or the provider's environment
 //! variable ([`env_api_key`]), and never appear in an error, an event or `Debug` output.
 //!
-//! The seed's `get_weather` on a registry model (with `ANTHROPIC_API_KEY` set), or on any
+//! `get_weather` from Pi's custom-tool page on a registry model (with `ANTHROPIC_API_KEY` set), or on any
 //! OpenAI-compatible server such as a local llama.cpp, Ollama or vLLM:
 //!
 //! ```no_run

@@ -83,7 +83,7 @@ for (const transport of ["stdio", "http"]) {
     const { client, stderrLines, close } = await connect(transport);
     t.after(close);
 
-    await t.test("lists get_weather as in the seed", async () => {
+    await t.test("lists get_weather as in Pi's custom-tool page", async () => {
       const { tools } = await client.listTools();
       assert.equal(tools.length, 1);
       const [tool] = tools;

@@ -1,4 +1,4 @@
-//! The seed guide's three tests, translated, plus cancellation mid-call and the unit
+//! Pi's custom-tool page's three tests, translated, plus cancellation mid-call and the unit
 //! conversion. Each call goes through the real call path (`pi_tool::testing::call`:
 //! validation, serde, execute, contained), as a host would make it.
 
