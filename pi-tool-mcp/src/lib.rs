@@ -27,6 +27,20 @@
 //!   too; without sessions ([`PackServer::with_stateless_http`], for replicas behind a
 //!   load balancer) that is the only cancellation, and a `notifications/cancelled` is
 //!   accepted and ignored.
+//! - **Input from the user** ([`CallingClient`]): the client of a call is its tool's
+//!   user interface, model and workspace. The context of [`PackServer::new`] has a UI
+//!   (`has_ui()`) exactly when the client declared `elicitation`, and its
+//!   `confirm` / `select` / `input` become elicitations; a tool may also ask directly
+//!   (`elicit`, `create_message`, `list_roots`). Before 2026-07-28 the server sends the
+//!   request and waits; at 2026-07-28 the call answers an `InputRequiredResult` whose
+//!   `requestState` is sealed with an HMAC under the server's key
+//!   ([`PackServer::with_request_state_key`]), so any replica resumes it and a tampered
+//!   state is refused (-32602).
+//! - **Logging** ([`CallingClient::log`]): `notifications/message` at the level the
+//!   client asked for (`logging/setLevel`, or the request's `_meta` at 2026-07-28), none
+//!   before it asks.
+//! - **Resource subscriptions**: `resources/subscribe` (before 2026-07-28) and
+//!   `subscriptions/listen` (2026-07-28) hear of [`ResourcePack::notify_updated`].
 //! - **Back-pressure**: a stdio client that stops reading its answers is not read
 //!   either once [`DEFAULT_MAX_PENDING_REQUESTS`] requests wait for theirs.
 //!
@@ -59,12 +73,14 @@ mod http_access;
 mod http_framing;
 mod http_revision;
 mod http_serve;
+mod input;
 mod progress;
 mod prompts;
 mod resources;
 mod schema;
 mod serve_extras;
 mod server;
+mod subscriptions;
 mod window;
 
 #[cfg(fuzzing)]
@@ -74,6 +90,7 @@ pub mod __fuzz;
 pub use call::{CallEnd, CallOutcome, run_call};
 pub use convert::{DETAILS_META_KEY, PARTIAL_RESULT_META_KEY, TOOL_META_PREFIX};
 pub use framing::DEFAULT_MAX_MESSAGE_BYTES;
+pub use input::{CallingClient, InputError};
 pub use prompts::{CompletionTarget, Completions, PromptError, PromptPack, PromptResult};
 pub use resources::{ReadResult, ResourceError, ResourcePack};
 pub use server::{PackServer, ServeError};

@@ -10,6 +10,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use rmcp::model::{Resource, ResourceContents, ResourceTemplate};
+use tokio::sync::broadcast;
 
 /// What reading a resource gives: its contents, or why not.
 pub type ReadResult = Result<Vec<ResourceContents>, ResourceError>;
@@ -60,10 +61,26 @@ impl std::error::Error for ResourceError {}
 ///     );
 /// assert_eq!(resources.resources().len(), 1);
 /// ```
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct ResourcePack {
     fixed: Vec<(Resource, ReadFixed)>,
     templates: Vec<(ResourceTemplate, UriTemplate, ReadTemplate)>,
+    /// URIs whose contents changed ([`ResourcePack::notify_updated`]), for the sessions
+    /// subscribed to them; shared by the pack's clones.
+    updates: broadcast::Sender<String>,
+}
+
+/// How many updates a slow session may fall behind by before it misses some.
+const UPDATE_BACKLOG: usize = 256;
+
+impl Default for ResourcePack {
+    fn default() -> Self {
+        ResourcePack {
+            fixed: Vec::new(),
+            templates: Vec::new(),
+            updates: broadcast::channel(UPDATE_BACKLOG).0,
+        }
+    }
 }
 
 impl fmt::Debug for ResourcePack {
@@ -136,6 +153,28 @@ impl ResourcePack {
     /// Whether there is nothing to serve.
     pub fn is_empty(&self) -> bool {
         self.fixed.is_empty() && self.templates.is_empty()
+    }
+
+    /// Says that the contents of `uri` changed: every client session subscribed to it
+    /// (`resources/subscribe`, MCP before 2026-07-28) gets
+    /// `notifications/resources/updated`. Call it on a clone of the pack the server was
+    /// given (clones share their subscribers); without subscribers it does nothing.
+    pub fn notify_updated(&self, uri: impl Into<String>) {
+        // No receiver means no session subscribed: nobody to tell.
+        let _ = self.updates.send(uri.into());
+    }
+
+    /// Whether `uri` names a resource of the pack or matches one of its templates.
+    pub fn has(&self, uri: &str) -> bool {
+        self.fixed.iter().any(|(r, _)| r.uri == uri)
+            || self
+                .templates
+                .iter()
+                .any(|(_, t, _)| t.matches(uri).is_some())
+    }
+
+    pub(crate) fn updates(&self) -> broadcast::Receiver<String> {
+        self.updates.subscribe()
     }
 
     /// Reads `uri`: the resource with that URI, else the first template it matches.

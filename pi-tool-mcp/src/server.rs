@@ -4,21 +4,28 @@
 //! request, a cancellation token per request, dropping the response of a cancelled
 //! request); this handler only lists the pack and runs calls through [`run_call`].
 
+// Logging and resource subscriptions are deprecated by SEP-2577 (2026-07-28); the
+// revisions before it have them, and this server serves those too.
+#![allow(deprecated)]
+
 use std::fmt;
 use std::num::NonZeroUsize;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use pi_tool_core::context::ExtensionContext;
 use pi_tool_core::pack::ToolPack;
 use pi_tool_core::{AbortSignal, AgentTool, CallPolicy, ToolError, Value};
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
-    GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    PromptsCapability, ReadResourceRequestParams, ReadResourceResponse, ResourcesCapability,
-    ServerCapabilities, ServerConfig, Tool, ToolsCapability,
+    GetPromptRequestParams, GetPromptResponse, Implementation, InputRequiredResult, InputResponses,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    LoggingLevel, PaginatedRequestParams, PromptsCapability, ReadResourceRequestParams,
+    ReadResourceResponse, RequestStateCodec, ResourceUpdatedNotification,
+    ResourceUpdatedNotificationParam, ResourcesCapability, ServerCapabilities, ServerConfig,
+    ServerNotification, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool,
+    ToolsCapability, UnsubscribeRequestParams,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData as McpError, ServerHandler};
 use tokio::sync::Semaphore;
 
@@ -31,10 +38,12 @@ use crate::framing::{DEFAULT_MAX_MESSAGE_BYTES, serve_framed};
 use crate::http_access::{BadEntry, HttpAccess};
 use crate::http_framing::RequestBody;
 use crate::http_serve::HttpLayer;
+use crate::input::{BadState, CallInput, Suspended, mcp_context};
 use crate::progress::ProgressForwarder;
 use crate::prompts::{Completions, PromptPack};
 use crate::resources::ResourcePack;
 use crate::serve_extras::{complete, get_prompt, read_resource};
+use crate::subscriptions::Subscriptions;
 use crate::window::DEFAULT_MAX_PENDING_REQUESTS;
 
 type CallEndHook = Arc<dyn Fn(&CallEnd) + Send + Sync>;
@@ -61,6 +70,13 @@ pub struct PackServer {
     prompts: PromptPack,
     completions: Option<Completions>,
     cache_hints: (u64, CacheScope),
+    /// Seals the `requestState` of input-required results (MCP 2026-07-28).
+    request_state: Arc<RequestStateCodec>,
+    /// The resource subscriptions of the client session this handler serves (HTTP gives
+    /// each session a clone with its own, `serve_http`).
+    subscriptions: Subscriptions,
+    /// The session's `logging/setLevel` (before 2026-07-28); `None` until it is set.
+    log_level: Arc<Mutex<Option<LoggingLevel>>>,
 }
 
 /// What an MCP server applies to its calls: the call policy every host shares, and a
@@ -84,14 +100,18 @@ impl fmt::Debug for PackServer {
 }
 
 impl PackServer {
-    /// A server for `pack`; each call's tool gets a detached context (print mode, no UI,
-    /// the server's working directory), as there is no Pi session on this side.
+    /// A server for `pack`; each call's tool gets a context in print mode with the
+    /// server's working directory, as there is no Pi session on this side, and with the
+    /// calling client as its UI when the client declared `elicitation`
+    /// (`has_ui() == true`; the UI's questions become elicitations, see
+    /// [`CallingClient`](crate::CallingClient)); without it, no UI.
     pub fn new(pack: ToolPack) -> Self {
-        Self::with_context(pack, ExtensionContext::detached)
+        Self::with_context(pack, mcp_context)
     }
 
     /// A server for `pack` whose five-argument tools get the context `ctx_factory` builds,
-    /// once per call.
+    /// once per call. [`CallingClient::current`](crate::CallingClient::current) works in
+    /// the factory as in the tool.
     pub fn with_context<F>(pack: ToolPack, ctx_factory: F) -> Self
     where
         F: Fn() -> ExtensionContext + Clone + Send + Sync + 'static,
@@ -119,7 +139,21 @@ impl PackServer {
             prompts: PromptPack::new(),
             completions: None,
             cache_hints: (0, CacheScope::Public),
+            request_state: Arc::new(RequestStateCodec::new_unchecked(random_key())),
+            subscriptions: Subscriptions::default(),
+            log_level: Arc::default(),
         }
+    }
+
+    /// The key that seals the `requestState` of input-required results (MCP
+    /// 2026-07-28, an HMAC over the state): give every replica of a server the same
+    /// secret key of at least 32 bytes, so that any of them can resume a call another
+    /// began. Unless set, each server has a random key of its own.
+    pub fn with_request_state_key(mut self, key: impl Into<Vec<u8>>) -> Result<Self, ServeError> {
+        let codec = RequestStateCodec::try_new(key)
+            .map_err(|error| ServeError::Config(format!("the request state key: {error}")))?;
+        self.request_state = Arc::new(codec);
+        Ok(self)
     }
 
     /// Applies the call policy every host shares to each call: `tool_timeout` ends calls
@@ -359,7 +393,13 @@ impl PackServer {
         let access = HttpAccess::new(loopback, &self.allowed_hosts, &self.allowed_origins)
             .map_err(|BadEntry(error)| ServeError::Config(error))?;
         let service = StreamableHttpService::new(
-            move || Ok(self.clone()),
+            // Each client session: the same tools, its own subscriptions and log level.
+            move || {
+                let mut session = self.clone();
+                session.subscriptions = Subscriptions::default();
+                session.log_level = Arc::default();
+                Ok(session)
+            },
             Arc::new(LocalSessionManager::default()),
             // The framing layer bounds the bodies it reads by the same limit.
             StreamableHttpServerConfig::default()
@@ -431,6 +471,13 @@ impl PackServer {
         // that closes the call's response cancels it too (disconnect.rs).
         let token = context.ct.child_token();
         let signal = AbortSignal::from_token(token.clone());
+        let input = self.call_input(
+            &context,
+            signal.clone(),
+            ("tool", &request.name, &arguments),
+            request.input_responses,
+            request.request_state.as_deref(),
+        )?;
         let gone = client_gone(&context);
         let progress =
             ProgressForwarder::new(context.peer.clone(), context.meta.get_progress_token());
@@ -439,25 +486,33 @@ impl PackServer {
             Some(permits) => permits.acquire().await.ok(),
             None => None,
         };
-        let run = run_call_with_policy(
+        let run = input.scope(run_call_with_policy(
             tool,
             &call_id,
-            arguments,
+            arguments.clone(),
             policy,
             signal,
             progress.on_update(),
-        );
-        let (result, end) = match gone {
-            None => run.await,
-            Some(gone) => {
-                let mut run = std::pin::pin!(run);
-                tokio::select! {
-                    ended = &mut run => ended,
-                    () = gone.aborted() => {
-                        token.cancel();
-                        run.await
-                    }
-                }
+        ));
+        let mut run = std::pin::pin!(run);
+        let gone = async {
+            match gone {
+                Some(gone) => gone.aborted().await,
+                None => std::future::pending().await,
+            }
+        };
+        let (result, end) = tokio::select! {
+            ended = &mut run => ended,
+            () = gone => {
+                token.cancel();
+                run.await
+            }
+            () = input.suspended() => {
+                // The round ends here: the tool asked what this request has no answer
+                // for. Its future is dropped; the retried request runs it again.
+                token.cancel();
+                progress.finish().await;
+                return self.suspended(&input);
             }
         };
         progress.finish().await;
@@ -469,13 +524,84 @@ impl PackServer {
     }
 }
 
+impl PackServer {
+    /// The client of one request, with the answers a 2026-07-28 retry carries; a
+    /// `requestState` that fails its check is -32602.
+    fn call_input(
+        &self,
+        context: &RequestContext<RoleServer>,
+        signal: AbortSignal,
+        binding: (&str, &str, &Value),
+        responses: Option<InputResponses>,
+        state: Option<&str>,
+    ) -> Result<CallInput, McpError> {
+        let stateless = context
+            .protocol_version()
+            .is_some_and(|version| version.to_string().as_str() >= "2026-07-28");
+        let log_level = if stateless {
+            context.meta.log_level()
+        } else {
+            *self
+                .log_level
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+        };
+        CallInput::new(
+            stateless,
+            context.peer.clone(),
+            context.client_capabilities().unwrap_or_default(),
+            log_level,
+            signal,
+            &self.request_state,
+            binding,
+            responses,
+            state,
+        )
+        .map_err(|BadState(error)| McpError::invalid_params(error, None))
+    }
+
+    /// The answer to a 2026-07-28 round that ended on a question.
+    fn suspended<T: From<InputRequiredResult>>(&self, input: &CallInput) -> Result<T, McpError> {
+        match input.take_suspended(&self.request_state) {
+            Some((Suspended::Input(requests), state)) => {
+                Ok(InputRequiredResult::new(Some(requests), Some(state)).into())
+            }
+            Some((Suspended::MissingCapability(required), _)) => {
+                Err(McpError::missing_required_client_capability(required))
+            }
+            Some((Suspended::BadAnswer(error), _)) => Err(McpError::invalid_params(error, None)),
+            None => Err(McpError::internal_error(
+                "the request state could not be sealed",
+                None,
+            )),
+        }
+    }
+}
+
+/// A random key for a server's request states: 32 bytes from the system's generator,
+/// or (if it fails) from the standard library's randomly seeded hasher.
+fn random_key() -> Vec<u8> {
+    let mut key = vec![0u8; 32];
+    if getrandom::fill(&mut key).is_err() {
+        use std::hash::{BuildHasher, RandomState};
+        for (i, chunk) in key.chunks_mut(8).enumerate() {
+            let word = RandomState::new().hash_one((i, std::time::SystemTime::now()));
+            chunk.copy_from_slice(&word.to_le_bytes());
+        }
+    }
+    key
+}
+
 impl ServerHandler for PackServer {
     fn get_info(&self) -> ServerConfig {
         let mut capabilities = ServerCapabilities::default();
         capabilities.tools = Some(ToolsCapability::default());
         if !self.resources.is_empty() {
-            capabilities.resources = Some(ResourcesCapability::default());
+            let mut resources = ResourcesCapability::default();
+            resources.subscribe = Some(true);
+            capabilities.resources = Some(resources);
         }
+        capabilities.logging = Some(Default::default());
         if !self.prompts.is_empty() {
             capabilities.prompts = Some(PromptsCapability::default());
         }
@@ -534,6 +660,87 @@ impl ServerHandler for PackServer {
         read_resource(&self.resources, &request.uri, self.cache_hints).await
     }
 
+    /// At 2026-07-28 a client listens for the updates of the resources the pack has
+    /// (`subscriptions/listen`), as `resources/subscribe` before.
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let mut accepted = SubscriptionFilter::new();
+        accepted.resource_subscriptions = requested.resource_subscriptions.as_ref().map(|uris| {
+            uris.iter()
+                .filter(|uri| self.resources.has(uri))
+                .cloned()
+                .collect()
+        });
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        use tokio::sync::broadcast::error::RecvError;
+        let mut updates = self.resources.updates();
+        loop {
+            tokio::select! {
+                () = context.cancelled() => return Ok(()),
+                update = updates.recv() => match update {
+                    Ok(uri) => {
+                        let update = ServerNotification::ResourceUpdatedNotification(
+                            ResourceUpdatedNotification::new(ResourceUpdatedNotificationParam::new(uri)),
+                        );
+                        // A URI the listener did not ask for is not sent (the sink
+                        // refuses it); a closed stream ends with `cancelled`.
+                        let _ = context.sink().send(update).await;
+                    }
+                    Err(RecvError::Lagged(_)) => {}
+                    Err(RecvError::Closed) => {
+                        context.cancelled().await;
+                        return Ok(());
+                    }
+                },
+            }
+        }
+    }
+
+    #[allow(deprecated)] // 2026-07-28 removed it; this serves the revisions before.
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        if !self.resources.has(&request.uri) {
+            return Err(McpError::invalid_params(
+                format!("Resource not found: {}", request.uri),
+                Some(serde_json::json!({ "uri": request.uri })),
+            ));
+        }
+        self.subscriptions
+            .subscribe(request.uri, &self.resources, context.peer);
+        Ok(())
+    }
+
+    #[allow(deprecated)] // 2026-07-28 removed it; this serves the revisions before.
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.subscriptions.unsubscribe(&request.uri);
+        Ok(())
+    }
+
+    #[allow(deprecated)] // 2026-07-28 removed it; this serves the revisions before.
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        *self
+            .log_level
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(request.level);
+        Ok(())
+    }
+
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
@@ -547,10 +754,24 @@ impl ServerHandler for PackServer {
 
     async fn get_prompt(
         &self,
-        request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        mut request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        get_prompt(&self.prompts, request).await
+        // A prompt's function asks its client as a tool does (CallingClient).
+        let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
+        let name = request.name.clone();
+        let input = self.call_input(
+            &context,
+            AbortSignal::from_token(context.ct.child_token()),
+            ("prompt", &name, &arguments),
+            request.input_responses.take(),
+            request.request_state.take().as_deref(),
+        )?;
+        let get = input.scope(get_prompt(&self.prompts, request));
+        tokio::select! {
+            answer = get => answer,
+            () = input.suspended() => self.suspended(&input),
+        }
     }
 
     async fn complete(

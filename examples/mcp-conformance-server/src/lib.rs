@@ -8,6 +8,10 @@
 //! (`src/scenarios/server/*.ts` in the suite's repository, and its reference server
 //! `examples/servers/typescript/everything-server.ts`).
 
+// Sampling, roots and logging are deprecated by SEP-2577 (MCP 2026-07-28), which still
+// has them; the suite calls them at both revisions.
+#![allow(deprecated)]
+
 use std::time::Duration;
 
 use pi_tool::pack::ToolPack;
@@ -18,7 +22,12 @@ use pi_tool_mcp::rmcp::model::{
     ContentBlock, Prompt, PromptArgument, PromptMessage, Resource, ResourceContents,
     ResourceTemplate, Role,
 };
-use pi_tool_mcp::{Completions, PackServer, PromptPack, ResourcePack};
+use pi_tool_mcp::rmcp::model::{
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
+    InputRequests, LoggingLevel,
+};
+use pi_tool_mcp::{CallingClient, Completions, PackServer, PromptError, PromptPack, ResourcePack};
+use serde_json::json;
 
 /// A 1×1 red PNG, the suite's test image.
 pub const TEST_IMAGE_BASE64: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
@@ -107,6 +116,369 @@ pub async fn test_error_handling() -> Result<String, ToolError> {
     ))
 }
 
+/// The client of the call, which every asking tool below needs.
+fn client() -> Result<CallingClient, ToolError> {
+    CallingClient::current().ok_or_else(|| ToolError::new("not called over MCP"))
+}
+
+/// A form elicitation from its JSON (`message`, `requestedSchema`).
+fn form(message: &str, schema: serde_json::Value) -> Result<ElicitRequestParams, ToolError> {
+    serde_json::from_value(json!({"mode": "form", "message": message, "requestedSchema": schema}))
+        .map_err(|error| ToolError::new(format!("bad elicitation: {error}")))
+}
+
+/// A one-message sampling request.
+fn sampling(text: &str, max_tokens: u32) -> Result<CreateMessageRequestParams, ToolError> {
+    serde_json::from_value(json!({
+        "messages": [{"role": "user", "content": {"type": "text", "text": text}}],
+        "maxTokens": max_tokens,
+    }))
+    .map_err(|error| ToolError::new(format!("bad sampling request: {error}")))
+}
+
+/// An elicitation of one string field.
+fn ask_string(message: &str, field: &str) -> Result<ElicitRequestParams, ToolError> {
+    form(
+        message,
+        json!({"type": "object", "properties": {field: {"type": "string"}}, "required": [field]}),
+    )
+}
+
+/// The text a model wrote, from a sampling answer.
+fn sampled_text(answer: &CreateMessageResult) -> String {
+    // One content block or several: the text of the first that has one.
+    let content = serde_json::to_value(&answer.message.content).unwrap_or_default();
+    let blocks = match content {
+        serde_json::Value::Array(blocks) => blocks,
+        block => vec![block],
+    };
+    blocks
+        .iter()
+        .find_map(|block| block.get("text").and_then(|text| text.as_str()))
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// The accepted content of an elicitation, as JSON.
+fn elicited(answer: &ElicitResult) -> String {
+    format!(
+        "action={}, content={}",
+        serde_json::to_value(&answer.action).unwrap_or_default(),
+        serde_json::to_value(&answer.content).unwrap_or_default()
+    )
+}
+
+/// What `test_sampling` sends the client's model.
+#[pi_tool::params]
+pub struct SamplingParams {
+    /// The prompt to send to the LLM.
+    pub prompt: String,
+}
+
+/// Tests server-initiated sampling (LLM completion request).
+#[pi_tool(read_only)]
+pub async fn test_sampling(params: SamplingParams) -> Result<String, ToolError> {
+    let answer = client()?
+        .create_message("sampling", sampling(&params.prompt, 100)?)
+        .await?;
+    Ok(format!("LLM response: {}", sampled_text(&answer)))
+}
+
+/// What `test_elicitation` shows the user.
+#[pi_tool::params]
+pub struct ElicitationParams {
+    /// The message to show the user.
+    pub message: String,
+}
+
+/// Tests server-initiated elicitation (user input request).
+#[pi_tool(read_only)]
+pub async fn test_elicitation(params: ElicitationParams) -> Result<String, ToolError> {
+    let request = form(
+        &params.message,
+        json!({
+            "type": "object",
+            "properties": {
+                "username": {"type": "string", "description": "User's response"},
+                "email": {"type": "string", "description": "User's email address"},
+            },
+            "required": ["username", "email"],
+        }),
+    )?;
+    let answer = client()?.elicit("elicitation", request).await?;
+    Ok(format!("User response: {}", elicited(&answer)))
+}
+
+/// Tests elicitation with default values for every primitive type (SEP-1034).
+#[pi_tool(read_only)]
+pub async fn test_elicitation_sep1034_defaults() -> Result<String, ToolError> {
+    let request = form(
+        "Please review and update the form fields with defaults",
+        json!({
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "description": "User name", "default": "John Doe"},
+                "age": {"type": "integer", "description": "User age", "default": 30},
+                "score": {"type": "number", "description": "User score", "default": 95.5},
+                "status": {
+                    "type": "string",
+                    "description": "User status",
+                    "enum": ["active", "inactive", "pending"],
+                    "default": "active",
+                },
+                "verified": {"type": "boolean", "description": "Verification status", "default": true},
+            },
+            "required": [],
+        }),
+    )?;
+    let answer = client()?.elicit("defaults", request).await?;
+    Ok(format!("Elicitation completed: {}", elicited(&answer)))
+}
+
+/// Tests elicitation with the five kinds of enum schema (SEP-1330).
+#[pi_tool(read_only)]
+pub async fn test_elicitation_sep1330_enums() -> Result<String, ToolError> {
+    let request = form(
+        "Please select options from the enum fields",
+        json!({
+            "type": "object",
+            "properties": {
+                "untitledSingle": {
+                    "type": "string",
+                    "description": "Select one option",
+                    "enum": ["option1", "option2", "option3"],
+                },
+                "titledSingle": {
+                    "type": "string",
+                    "description": "Select one option with titles",
+                    "oneOf": [
+                        {"const": "value1", "title": "First Option"},
+                        {"const": "value2", "title": "Second Option"},
+                        {"const": "value3", "title": "Third Option"},
+                    ],
+                },
+                "legacyEnum": {
+                    "type": "string",
+                    "description": "Select one option (legacy)",
+                    "enum": ["opt1", "opt2", "opt3"],
+                    "enumNames": ["Option One", "Option Two", "Option Three"],
+                },
+                "untitledMulti": {
+                    "type": "array",
+                    "description": "Select multiple options",
+                    "minItems": 1,
+                    "maxItems": 3,
+                    "items": {"type": "string", "enum": ["option1", "option2", "option3"]},
+                },
+                "titledMulti": {
+                    "type": "array",
+                    "description": "Select multiple options with titles",
+                    "minItems": 1,
+                    "maxItems": 3,
+                    "items": {"anyOf": [
+                        {"const": "value1", "title": "First Choice"},
+                        {"const": "value2", "title": "Second Choice"},
+                        {"const": "value3", "title": "Third Choice"},
+                    ]},
+                },
+            },
+            "required": [],
+        }),
+    )?;
+    let answer = client()?.elicit("enums", request).await?;
+    Ok(format!("Elicitation completed: {}", elicited(&answer)))
+}
+
+/// Tests an input-required result with one elicitation (SEP-2322).
+#[pi_tool(read_only)]
+pub async fn test_input_required_result_elicitation() -> Result<String, ToolError> {
+    let answer = client()?
+        .elicit("user_name", ask_string("What is your name?", "name")?)
+        .await?;
+    let name = answer
+        .content
+        .as_ref()
+        .and_then(|content| content.get("name"))
+        .and_then(|name| name.as_str())
+        .unwrap_or("stranger");
+    Ok(format!("Hello, {name}!"))
+}
+
+/// Tests an input-required result with one sampling request (SEP-2322).
+#[pi_tool(read_only)]
+pub async fn test_input_required_result_sampling() -> Result<String, ToolError> {
+    let answer = client()?
+        .create_message(
+            "capital_question",
+            sampling("What is the capital of France?", 100)?,
+        )
+        .await?;
+    Ok(format!("The model said: {}", sampled_text(&answer)))
+}
+
+/// Tests an input-required result with a roots request (SEP-2322).
+#[pi_tool(read_only)]
+pub async fn test_input_required_result_list_roots() -> Result<String, ToolError> {
+    let roots = client()?.list_roots("client_roots").await?;
+    let uris: Vec<&str> = roots.roots.iter().map(|root| root.uri.as_str()).collect();
+    Ok(format!("Client roots: {}", uris.join(", ")))
+}
+
+/// Tests the round trip of `requestState` (SEP-2322): the server checks the state
+/// before the tool runs again, so an answer read here came with a valid state.
+#[pi_tool(read_only)]
+pub async fn test_input_required_result_request_state() -> Result<String, ToolError> {
+    let request = form(
+        "Please confirm",
+        json!({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}),
+    )?;
+    let answer = client()?.elicit("confirm", request).await?;
+    Ok(format!("state-ok: {}", elicited(&answer)))
+}
+
+/// Tests several input requests of different kinds in one result (SEP-2322).
+#[pi_tool(read_only)]
+pub async fn test_input_required_result_multiple_inputs() -> Result<String, ToolError> {
+    let requests = [
+        (
+            "user_name",
+            json!({"method": "elicitation/create", "params": {
+                "mode": "form",
+                "message": "What is your name?",
+                "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
+            }}),
+        ),
+        (
+            "greeting",
+            json!({"method": "sampling/createMessage", "params": {
+                "messages": [{"role": "user", "content": {"type": "text", "text": "Generate a greeting"}}],
+                "maxTokens": 50,
+            }}),
+        ),
+        ("client_roots", json!({"method": "roots/list"})),
+    ];
+    let mut asked = InputRequests::new();
+    for (key, request) in requests {
+        let request = serde_json::from_value(request)
+            .map_err(|error| ToolError::new(format!("bad input request: {error}")))?;
+        asked.insert(key.to_owned(), request);
+    }
+    let answers = client()?.ask(asked).await?;
+    Ok(format!(
+        "All inputs received: {}",
+        answers.keys().cloned().collect::<Vec<_>>().join(", ")
+    ))
+}
+
+/// Tests three rounds, each with new `requestState` (SEP-2322).
+#[pi_tool(read_only)]
+pub async fn test_input_required_result_multi_round() -> Result<String, ToolError> {
+    let client = client()?;
+    let name = client
+        .elicit("step1", ask_string("Step 1: What is your name?", "name")?)
+        .await?;
+    let color = client
+        .elicit(
+            "step2",
+            ask_string("Step 2: What is your favorite color?", "color")?,
+        )
+        .await?;
+    Ok(format!(
+        "Completed: {} / {}",
+        elicited(&name),
+        elicited(&color)
+    ))
+}
+
+/// Tests that a tampered `requestState` is refused (SEP-2322): the server refuses it
+/// with -32602 before this tool runs again.
+#[pi_tool(read_only)]
+pub async fn test_input_required_result_tampered_state() -> Result<String, ToolError> {
+    let request = form(
+        "Please confirm",
+        json!({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}),
+    )?;
+    let answer = client()?.elicit("confirm", request).await?;
+    Ok(format!("Confirmed: {}", elicited(&answer)))
+}
+
+/// Tests that input requests follow the client's capabilities (SEP-2322): asks the
+/// user when the client can elicit, its model otherwise.
+#[pi_tool(read_only)]
+pub async fn test_input_required_result_capabilities() -> Result<String, ToolError> {
+    let client = client()?;
+    if client.can_elicit() {
+        let answer = client
+            .elicit("user_name", ask_string("What is your name?", "name")?)
+            .await?;
+        return Ok(format!("Elicited: {}", elicited(&answer)));
+    }
+    let answer = client
+        .create_message("greeting", sampling("Generate a greeting", 50)?)
+        .await?;
+    Ok(format!("Sampled: {}", sampled_text(&answer)))
+}
+
+/// Needs the client's `sampling` capability: called without it, the request is
+/// refused with -32021 (MCP 2026-07-28, SEP-2575).
+#[pi_tool(read_only)]
+pub async fn test_missing_capability() -> Result<String, ToolError> {
+    let answer = client()?
+        .create_message("sampling", sampling("Say hello", 20)?)
+        .await?;
+    Ok(format!("LLM response: {}", sampled_text(&answer)))
+}
+
+/// Tests log messages sent while a tool runs: three at `info`, 50 ms apart.
+#[pi_tool(read_only)]
+pub async fn test_tool_with_logging(signal: AbortSignal) -> Result<String, ToolError> {
+    let client = client()?;
+    for (i, text) in [
+        "Tool execution started",
+        "Tool processing data",
+        "Tool execution completed",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        if i > 0 {
+            signal.sleep(Duration::from_millis(50)).await?;
+        }
+        client
+            .log(
+                LoggingLevel::Info,
+                Some("test_tool_with_logging"),
+                json!(text),
+            )
+            .await;
+    }
+    Ok("Tool with logging executed successfully".to_owned())
+}
+
+/// Logs one message at `info` (MCP 2026-07-28's check that nothing is logged to a
+/// request that did not ask for a log level).
+#[pi_tool(read_only)]
+pub async fn test_logging_tool() -> Result<String, ToolError> {
+    client()?
+        .log(
+            LoggingLevel::Info,
+            Some("test_logging_tool"),
+            json!("Logging tool ran"),
+        )
+        .await;
+    Ok("Logged".to_owned())
+}
+
+/// Asks the user through elicitation (MCP 2026-07-28's check that a call's response
+/// stream never carries a request: it answers with an input-required result instead).
+#[pi_tool(read_only)]
+pub async fn test_streaming_elicitation() -> Result<String, ToolError> {
+    let answer = client()?
+        .elicit("streaming", ask_string("What is your name?", "name")?)
+        .await?;
+    Ok(format!("Elicited: {}", elicited(&answer)))
+}
+
 /// The tools the suite calls.
 pub fn tools() -> ToolPack {
     tool_pack![
@@ -117,6 +489,22 @@ pub fn tools() -> ToolPack {
         TestMultipleContentTypes,
         TestToolWithProgress,
         TestErrorHandling,
+        TestSampling,
+        TestElicitation,
+        TestElicitationSep1034Defaults,
+        TestElicitationSep1330Enums,
+        TestInputRequiredResultElicitation,
+        TestInputRequiredResultSampling,
+        TestInputRequiredResultListRoots,
+        TestInputRequiredResultRequestState,
+        TestInputRequiredResultMultipleInputs,
+        TestInputRequiredResultMultiRound,
+        TestInputRequiredResultTamperedState,
+        TestInputRequiredResultCapabilities,
+        TestMissingCapability,
+        TestToolWithLogging,
+        TestLoggingTool,
+        TestStreamingElicitation,
     ]
 }
 
@@ -145,6 +533,18 @@ pub fn resources() -> ResourcePack {
                     ResourceContents::blob(TEST_IMAGE_BASE64, "test://static-binary")
                         .with_mime_type("image/png"),
                 ])
+            },
+        )
+        .resource(
+            Resource::new("test://watched-resource", "watched-resource")
+                .with_title("Watched Resource")
+                .with_description("A resource clients subscribe to")
+                .with_mime_type("text/plain"),
+            || async {
+                Ok(vec![ResourceContents::text(
+                    "This resource is watched for changes.",
+                    "test://watched-resource",
+                )])
             },
         )
         .template(
@@ -238,6 +638,35 @@ pub fn prompts() -> PromptPack {
                         "Please process the embedded resource above.",
                     ),
                 ])
+            },
+        )
+        .prompt(
+            Prompt::new(
+                "test_input_required_result_prompt",
+                Some("A prompt that asks the user for its context first (SEP-2322)"),
+                None,
+            )
+            .with_title("Prompt With Input Required"),
+            |_| async {
+                let client = CallingClient::current()
+                    .ok_or_else(|| PromptError::Failed("not served over MCP".to_owned()))?;
+                let request = ask_string("What context should the prompt use?", "context")
+                    .map_err(|error| PromptError::Failed(error.message().to_owned()))?;
+                let answer = client
+                    .elicit("user_context", request)
+                    .await
+                    .map_err(|error| PromptError::Failed(error.to_string()))?;
+                let context = answer
+                    .content
+                    .as_ref()
+                    .and_then(|content| content.get("context"))
+                    .and_then(|context| context.as_str())
+                    .unwrap_or_default()
+                    .to_owned();
+                Ok(vec![PromptMessage::new_text(
+                    Role::User,
+                    format!("Use this context: {context}"),
+                )])
             },
         )
         .prompt(
