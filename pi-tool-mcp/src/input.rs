@@ -40,7 +40,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use pi_tool_core::context::{ExtensionContext, ExtensionUi, NotifyLevel};
@@ -55,6 +55,8 @@ use rmcp::service::{Peer, RoleServer};
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
+use crate::tasks::{Running, Tasks};
+
 tokio::task_local! {
     /// The client of the request being served.
     static CALLING: CallingClient;
@@ -65,7 +67,11 @@ tokio::task_local! {
 const STATE_TTL: Duration = Duration::from_secs(60 * 60);
 
 /// The client of the MCP request a tool (or prompt) is serving: ask it for input from
-/// its user, a completion from its model, or its roots. See the [module docs](self).
+/// its user, a completion from its model, or its roots. See the [crate docs](crate)
+/// and `pi-tool-mcp/README.md` ("Input from the user"): before MCP 2026-07-28 a question
+/// is a request the client answers while the tool waits; at 2026-07-28 it ends the round
+/// with an input-required result, and the retried request runs the tool again, which then
+/// reads its answer (so ask before side effects, and key questions the same on each run).
 #[derive(Clone)]
 pub struct CallingClient {
     inner: Arc<Inner>,
@@ -96,6 +102,8 @@ struct Inner {
     signal: AbortSignal,
     /// Numbers the questions of the context's UI, the same way on every run.
     ui_questions: AtomicUsize,
+    /// Set once the call became a task: its questions then park the task.
+    task: OnceLock<(Arc<Tasks>, Arc<Running>)>,
 }
 
 enum Channel {
@@ -273,8 +281,23 @@ impl CallingClient {
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
                     .extend(answers.iter().map(|(k, v)| (k.clone(), v.clone())));
-                if !missing.is_empty() {
+                if missing.is_empty() {
+                    return Ok(answers);
+                }
+                let Some((tasks, running)) = self.inner.task.get() else {
                     retry.suspend(Suspended::Input(missing)).await;
+                    return Ok(answers);
+                };
+                let asked = missing.clone();
+                let got = tasks
+                    .ask(running, missing)
+                    .await
+                    .map_err(|error| InputError::Failed(error.to_string()))?;
+                for (key, answer) in got {
+                    if let Some(request) = asked.get(&key) {
+                        check_answer(request, &answer).map_err(wrong_shape)?;
+                    }
+                    answers.insert(key, answer);
                 }
                 Ok(answers)
             }
@@ -301,6 +324,9 @@ impl CallingClient {
         }
         match &self.inner.channel {
             Channel::Session => Err(InputError::MissingCapability(capability)),
+            Channel::Retry(_) if self.inner.task.get().is_some() => {
+                Err(InputError::MissingCapability(capability))
+            }
             Channel::Retry(retry) => {
                 retry
                     .suspend(Suspended::MissingCapability(required(capability)))
@@ -455,6 +481,7 @@ impl CallInput {
                     channel,
                     signal,
                     ui_questions: AtomicUsize::new(0),
+                    task: OnceLock::new(),
                 }),
             },
             binding,
@@ -464,6 +491,17 @@ impl CallInput {
     /// Runs `call` with this client as [`CallingClient::current`].
     pub(crate) async fn scope<F: Future>(&self, call: F) -> F::Output {
         CALLING.scope(self.client.clone(), call).await
+    }
+
+    /// `call` with this client as [`CallingClient::current`], as an owned future (for a
+    /// call that may go on as a task).
+    pub(crate) fn scoped<F: Future>(&self, call: F) -> impl Future<Output = F::Output> + use<F> {
+        CALLING.scope(self.client.clone(), call)
+    }
+
+    /// The call became `running`: its further questions park the task.
+    pub(crate) fn escalate(&self, tasks: Arc<Tasks>, running: Arc<Running>) {
+        let _ = self.client.inner.task.set((tasks, running));
     }
 
     /// Resolves when a 2026-07-28 round ends before the call (never before).

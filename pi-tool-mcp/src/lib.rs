@@ -41,6 +41,10 @@
 //!   before it asks.
 //! - **Resource subscriptions**: `resources/subscribe` (before 2026-07-28) and
 //!   `subscriptions/listen` (2026-07-28) hear of [`ResourcePack::notify_updated`].
+//! - **Tasks** (SEP-2663): a tool given [`TaskSupport`]
+//!   ([`PackServer::with_task_support`]) runs as a task for a client that declared the
+//!   `io.modelcontextprotocol/tasks` extension: `tasks/get`, `tasks/update`,
+//!   `tasks/cancel` (its [`AbortSignal`]), state in a [`TaskStore`].
 //! - **Back-pressure**: a stdio client that stops reading its answers is not read
 //!   either once [`DEFAULT_MAX_PENDING_REQUESTS`] requests wait for theirs.
 //!
@@ -81,6 +85,7 @@ mod schema;
 mod serve_extras;
 mod server;
 mod subscriptions;
+mod tasks;
 mod window;
 
 #[cfg(fuzzing)]
@@ -94,6 +99,7 @@ pub use input::{CallingClient, InputError};
 pub use prompts::{CompletionTarget, Completions, PromptError, PromptPack, PromptResult};
 pub use resources::{ReadResult, ResourceError, ResourcePack};
 pub use server::{PackServer, ServeError};
+pub use tasks::{MemoryTaskStore, TaskStore, TaskStoreError, TaskSupport};
 pub use window::DEFAULT_MAX_PENDING_REQUESTS;
 
 /// The MCP SDK this crate serves with, for callers that want another transport

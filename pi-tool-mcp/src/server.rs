@@ -8,22 +8,28 @@
 // revisions before it have them, and this server serves those too.
 #![allow(deprecated)]
 
+use std::collections::HashMap;
 use std::fmt;
 use std::num::NonZeroUsize;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use pi_tool_core::context::ExtensionContext;
 use pi_tool_core::pack::ToolPack;
-use pi_tool_core::{AbortSignal, AgentTool, CallPolicy, ToolError, Value};
+use pi_tool_core::{
+    AbortController, AbortSignal, AgentTool, CallPolicy, JsonToolResult, OnUpdate, ToolError,
+    ToolErrorKind, Value,
+};
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
-    GetPromptRequestParams, GetPromptResponse, Implementation, InputRequiredResult, InputResponses,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    LoggingLevel, PaginatedRequestParams, PromptsCapability, ReadResourceRequestParams,
-    ReadResourceResponse, RequestStateCodec, ResourceUpdatedNotification,
-    ResourceUpdatedNotificationParam, ResourcesCapability, ServerCapabilities, ServerConfig,
-    ServerNotification, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool,
-    ToolsCapability, UnsubscribeRequestParams,
+    CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities,
+    CompleteRequestParams, CompleteResult, CreateTaskResult, GetPromptRequestParams,
+    GetPromptResponse, GetTaskParams, GetTaskResult, Implementation, InputRequiredResult,
+    InputResponses, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, LoggingLevel, PaginatedRequestParams, PromptsCapability,
+    ReadResourceRequestParams, ReadResourceResponse, RequestStateCodec,
+    ResourceUpdatedNotification, ResourceUpdatedNotificationParam, ResourcesCapability,
+    ServerCapabilities, ServerConfig, ServerNotification, SetLevelRequestParams,
+    SubscribeRequestParams, SubscriptionFilter, TASKS_EXTENSION_ID, Tool, ToolsCapability,
+    UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData as McpError, ServerHandler};
@@ -44,6 +50,7 @@ use crate::prompts::{Completions, PromptPack};
 use crate::resources::ResourcePack;
 use crate::serve_extras::{complete, get_prompt, read_resource};
 use crate::subscriptions::Subscriptions;
+use crate::tasks::{MemoryTaskStore, Running, TaskStore, TaskSupport, Tasks};
 use crate::window::DEFAULT_MAX_PENDING_REQUESTS;
 
 type CallEndHook = Arc<dyn Fn(&CallEnd) + Send + Sync>;
@@ -77,6 +84,9 @@ pub struct PackServer {
     subscriptions: Subscriptions,
     /// The session's `logging/setLevel` (before 2026-07-28); `None` until it is set.
     log_level: Arc<Mutex<Option<LoggingLevel>>>,
+    /// The tools that may or must run as tasks, by name.
+    task_support: Arc<HashMap<String, TaskSupport>>,
+    tasks: Arc<Tasks>,
 }
 
 /// What an MCP server applies to its calls: the call policy every host shares, and a
@@ -142,7 +152,34 @@ impl PackServer {
             request_state: Arc::new(RequestStateCodec::new_unchecked(random_key())),
             subscriptions: Subscriptions::default(),
             log_level: Arc::default(),
+            task_support: Arc::default(),
+            tasks: Arc::new(Tasks::new(Arc::new(MemoryTaskStore::default()))),
         }
+    }
+
+    /// Lets the tool `name` run as a task (SEP-2663, see [`crate::TaskSupport`]) for
+    /// clients that declared the `io.modelcontextprotocol/tasks` extension; the server
+    /// then declares the extension. A name the pack does not have is
+    /// [`ServeError::Config`].
+    pub fn with_task_support(
+        mut self,
+        name: &str,
+        support: TaskSupport,
+    ) -> Result<Self, ServeError> {
+        if self.find(name).is_none() {
+            return Err(ServeError::Config(format!(
+                "task support for {name:?}, a tool the pack does not have"
+            )));
+        }
+        Arc::make_mut(&mut self.task_support).insert(name.to_owned(), support);
+        Ok(self)
+    }
+
+    /// Where tasks keep the state `tasks/get` reports ([`MemoryTaskStore`] unless set).
+    #[must_use]
+    pub fn with_task_store(mut self, store: impl TaskStore) -> Self {
+        self.tasks = Arc::new(Tasks::new(Arc::new(store)));
+        self
     }
 
     /// The key that seals the `requestState` of input-required results (MCP
@@ -465,6 +502,19 @@ impl PackServer {
                 Some(serde_json::json!({ "tool": request.name })),
             ));
         };
+        if let Some(support) = self.task_support.get(tool.name()).copied() {
+            let client_tasks = context
+                .client_capabilities()
+                .is_some_and(|capabilities| capabilities.supports_tasks());
+            if client_tasks {
+                return self.call_as_task(tool.clone(), request, context).await;
+            }
+            if support == TaskSupport::Required {
+                return Err(McpError::missing_required_client_capability(
+                    ClientCapabilities::builder().enable_tasks().build(),
+                ));
+            }
+        }
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         // rmcp cancels this token when the client sends `notifications/cancelled` for
         // this request: it is the call's abort signal. Over streamable HTTP, a client
@@ -525,6 +575,103 @@ impl PackServer {
 }
 
 impl PackServer {
+    /// Runs a call of a task-capable tool for a client that declared tasks: a plain
+    /// result when the tool ends at once, an MRTR round when it asks before it first
+    /// waits, otherwise a task (see `tasks.rs`).
+    async fn call_as_task(
+        &self,
+        tool: Arc<dyn AgentTool>,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let call_id = format!("mcp-{}", context.id);
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        // Not the request's token: the task outlives the request.
+        let abort = AbortController::new();
+        let input = self.call_input(
+            &context,
+            abort.signal(),
+            ("tool", &request.name, &arguments),
+            request.input_responses,
+            request.request_state.as_deref(),
+        )?;
+        let task: Arc<OnceLock<Arc<Running>>> = Arc::default();
+        let progress_task = task.clone();
+        let on_update = OnUpdate::new(move |update: JsonToolResult| {
+            let text = update.text_content();
+            if let Some(running) = progress_task.get()
+                && !text.is_empty()
+            {
+                Tasks::progress(running, text);
+            }
+        });
+        let output = tool.spec().output_schema.clone();
+        let policy = self.policy.clone();
+        let signal = abort.signal();
+        let mut run = Box::pin(input.scoped(async move {
+            run_call_with_policy(
+                &tool,
+                &call_id,
+                arguments,
+                &policy.policy,
+                signal,
+                on_update,
+            )
+            .await
+        }));
+        // One step of the tool decides: done, asking (MRTR), or waiting (a task).
+        tokio::select! {
+            biased;
+            (result, end) = &mut run => {
+                self.call_ended(&end);
+                return Ok(call_tool_result(result, output.as_deref()).into());
+            }
+            () = input.suspended() => {
+                abort.abort();
+                return self.suspended(&input);
+            }
+            () = std::future::ready(()) => {}
+        }
+        let (running, created) = self.tasks.create(abort).await?;
+        let _ = task.set(running.clone());
+        input.escalate(self.tasks.clone(), running.clone());
+        let tasks = self.tasks.clone();
+        let hook = self.on_call_end.clone();
+        tokio::spawn(async move {
+            // A task no client finishes (questions never answered) ends with its time
+            // to live, aborted, so that it does not stay in memory.
+            let (result, end) = match tokio::time::timeout(Tasks::TTL, &mut run).await {
+                Ok(ended) => ended,
+                Err(_) => {
+                    running.abort();
+                    run.await
+                }
+            };
+            if let Some(hook) = &hook {
+                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(&end)));
+            }
+            let outcome = match result {
+                // A panic is the server's failure, not the tool's answer.
+                Err(error) if error.kind() == ToolErrorKind::Panicked => Err(json_object(
+                    serde_json::json!({"code": -32603, "message": error.message()}),
+                )),
+                result => Ok(json_object(
+                    serde_json::to_value(call_tool_result(result, output.as_deref()))
+                        .unwrap_or_default(),
+                )),
+            };
+            tasks.finish(&running, outcome).await;
+        });
+        Ok(CallToolResponse::Task(CreateTaskResult::new(created)))
+    }
+
+    fn call_ended(&self, end: &CallEnd) {
+        if let Some(hook) = &self.on_call_end {
+            // A failing log hook must not cost the client its result.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(end)));
+        }
+    }
+
     /// The client of one request, with the answers a 2026-07-28 retry carries; a
     /// `requestState` that fails its check is -32602.
     fn call_input(
@@ -578,6 +725,14 @@ impl PackServer {
     }
 }
 
+/// The object of a JSON value (an empty one for any other value).
+fn json_object(value: Value) -> JsonObject {
+    match value {
+        Value::Object(object) => object,
+        _ => JsonObject::new(),
+    }
+}
+
 /// A random key for a server's request states: 32 bytes from the system's generator,
 /// or (if it fails) from the standard library's randomly seeded hasher.
 fn random_key() -> Vec<u8> {
@@ -607,6 +762,12 @@ impl ServerHandler for PackServer {
         }
         if self.completions.is_some() {
             capabilities.completions = Some(Default::default());
+        }
+        if !self.task_support.is_empty() {
+            capabilities
+                .extensions
+                .get_or_insert_with(Default::default)
+                .insert(TASKS_EXTENSION_ID.to_owned(), JsonObject::new());
         }
         let config = ServerConfig::new(capabilities).with_server_info(self.server_info.clone());
         match &self.instructions {
@@ -780,6 +941,32 @@ impl ServerHandler for PackServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
         complete(self.completions.as_ref(), &request)
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        Ok(GetTaskResult::new(self.tasks.get(&request.task_id).await?))
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.tasks
+            .update(&request.task_id, request.input_responses)
+            .await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.tasks.cancel(&request.task_id).await
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

@@ -18,6 +18,7 @@ use pi_tool::pack::ToolPack;
 use pi_tool::{
     AbortSignal, AgentToolResult, Content, NoDetails, OnUpdate, ToolError, pi_tool, tool_pack,
 };
+use pi_tool_mcp::TaskSupport;
 use pi_tool_mcp::rmcp::model::{
     ContentBlock, Prompt, PromptArgument, PromptMessage, Resource, ResourceContents,
     ResourceTemplate, Role,
@@ -479,6 +480,114 @@ pub async fn test_streaming_elicitation() -> Result<String, ToolError> {
     Ok(format!("Elicited: {}", elicited(&answer)))
 }
 
+/// Whom `greet` greets.
+#[pi_tool::params]
+pub struct GreetParams {
+    /// The name to greet.
+    pub name: String,
+}
+
+/// Greets someone (a plain tool, never a task).
+#[pi_tool(read_only)]
+pub async fn greet(params: GreetParams) -> Result<String, ToolError> {
+    Ok(format!("Hello, {}!", params.name))
+}
+
+/// How long `slow_compute` works.
+#[pi_tool::params]
+pub struct SlowComputeParams {
+    /// Seconds to work (0 answers at once).
+    pub seconds: f64,
+    /// A label the result repeats.
+    #[serde(default)]
+    pub label: Option<String>,
+}
+
+/// Works `seconds` seconds, then answers (a task for clients that declared tasks);
+/// `tasks/cancel` ends it through its abort signal.
+#[pi_tool(read_only)]
+pub async fn slow_compute(
+    params: SlowComputeParams,
+    signal: AbortSignal,
+    on_update: OnUpdate<NoDetails>,
+) -> Result<String, ToolError> {
+    let seconds = params.seconds.clamp(0.0, 3_600.0);
+    if seconds > 0.0 {
+        on_update.call(AgentToolResult::text("Computing", NoDetails));
+        signal.sleep(Duration::from_secs_f64(seconds)).await?;
+    } else {
+        // Yields once, so that even the immediate path runs as a task.
+        tokio::task::yield_now().await;
+    }
+    Ok(format!(
+        "Computed {} after {seconds} s",
+        params.label.unwrap_or_default()
+    ))
+}
+
+/// Fails with a tool error after about a second (a task only).
+#[pi_tool(read_only)]
+pub async fn failing_job(signal: AbortSignal) -> Result<String, ToolError> {
+    signal.sleep(Duration::from_secs(1)).await?;
+    Err(ToolError::new("failing_job failed, as it always does"))
+}
+
+/// Panics, which a task reports as a protocol error (`failed`).
+#[pi_tool(read_only)]
+pub async fn protocol_error_job(signal: AbortSignal) -> Result<String, ToolError> {
+    signal.sleep(Duration::from_millis(100)).await?;
+    panic!("protocol_error_job panics, as it always does")
+}
+
+/// Asks for a confirmation while running as a task, then deletes nothing.
+#[pi_tool(destructive)]
+pub async fn confirm_delete(signal: AbortSignal) -> Result<String, ToolError> {
+    // Waits first, so the call is a task when it asks.
+    signal.sleep(Duration::from_millis(10)).await?;
+    let request = form(
+        "Delete the file?",
+        json!({"type": "object", "properties": {"confirm": {"type": "boolean"}}, "required": ["confirm"]}),
+    )?;
+    let answer = client()?.elicit("confirm_delete", request).await?;
+    Ok(format!("Deletion answered: {}", elicited(&answer)))
+}
+
+/// Asks two questions at once while running as a task.
+#[pi_tool(read_only)]
+pub async fn multi_input(signal: AbortSignal) -> Result<String, ToolError> {
+    signal.sleep(Duration::from_millis(10)).await?;
+    let mut asked = InputRequests::new();
+    for (key, field) in [("first_name", "first"), ("last_name", "last")] {
+        let request = json!({"method": "elicitation/create", "params": {
+            "mode": "form",
+            "message": format!("Your {field} name?"),
+            "requestedSchema": {"type": "object", "properties": {field: {"type": "string"}}, "required": [field]},
+        }});
+        let request = serde_json::from_value(request)
+            .map_err(|error| ToolError::new(format!("bad input request: {error}")))?;
+        asked.insert(key.to_owned(), request);
+    }
+    let answers = client()?.ask(asked).await?;
+    Ok(format!("Answers: {}", json!(answers)))
+}
+
+/// Asks the user's name first (an input-required round), then goes on as a task whose
+/// result greets them.
+#[pi_tool(read_only)]
+pub async fn test_tool_with_task(signal: AbortSignal) -> Result<String, ToolError> {
+    let answer = client()?
+        .elicit("user_name", ask_string("What is your name?", "name")?)
+        .await?;
+    signal.sleep(Duration::from_millis(200)).await?;
+    let name = answer
+        .content
+        .as_ref()
+        .and_then(|content| content.get("name"))
+        .and_then(|name| name.as_str())
+        .unwrap_or("stranger");
+    Ok(format!("Hello, {name}! (from a task)"))
+}
+
 /// The tools the suite calls.
 pub fn tools() -> ToolPack {
     tool_pack![
@@ -505,6 +614,13 @@ pub fn tools() -> ToolPack {
         TestToolWithLogging,
         TestLoggingTool,
         TestStreamingElicitation,
+        Greet,
+        SlowCompute,
+        FailingJob,
+        ProtocolErrorJob,
+        ConfirmDelete,
+        MultiInput,
+        TestToolWithTask,
     ]
 }
 
@@ -690,8 +806,26 @@ pub fn prompts() -> PromptPack {
 
 /// The fixture server: [`tools`], [`resources`], [`prompts`], and completions (none to
 /// offer: the suite checks the answer's shape).
+///
+/// `slow_compute`, `confirm_delete` and `multi_input` may run as tasks, `failing_job`,
+/// `protocol_error_job` and `test_tool_with_task` must.
 pub fn server() -> PackServer {
-    PackServer::new(tools())
+    let server = PackServer::new(tools());
+    let server = [
+        ("slow_compute", TaskSupport::Optional),
+        ("confirm_delete", TaskSupport::Optional),
+        ("multi_input", TaskSupport::Optional),
+        ("failing_job", TaskSupport::Required),
+        ("protocol_error_job", TaskSupport::Required),
+        ("test_tool_with_task", TaskSupport::Required),
+    ]
+    .into_iter()
+    .try_fold(server, |server, (tool, support)| {
+        server.with_task_support(tool, support)
+    })
+    // Every name is a tool of `tools()` (the fixture's test starts the server).
+    .expect("the task tools are in the pack");
+    server
         .with_server_info("mcp-conformance-server", env!("CARGO_PKG_VERSION"))
         .with_resources(resources())
         .with_prompts(prompts())
