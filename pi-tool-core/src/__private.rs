@@ -24,7 +24,7 @@ pub use serde_json;
 
 pub use crate::abort::AbortSignal;
 pub use crate::bounds::{
-    IsDetails, IsOutput, IsParams, IsParamsField, ToolFuture, tool_future_must_be_send,
+    IsParamsField, ToolFuture, structured_output_schema, tool_future_must_be_send,
 };
 pub use crate::context::ExtensionContext;
 pub use crate::error::ToolError;
@@ -80,6 +80,13 @@ impl<E: Into<ToolError>> IntoToolError for E {
     fn into_tool_error(self) -> ToolError {
         self.into()
     }
+}
+
+/// The default of a params field `#[pi_tool::params]` has reported as unreadable (an
+/// `Instant`): the attribute's `compile_error!` stops the build of every crate that
+/// expands it, so no compiled program calls this.
+pub fn never_read<T>() -> T {
+    unreachable!("a params field that `#[pi_tool::params]` reported as an error was read")
 }
 
 /// Converts what the tool function returned into what `Tool::execute` returns.

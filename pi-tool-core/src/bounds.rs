@@ -1,16 +1,18 @@
 //! What a tool's types must be, as pi-tool's own traits, so that a type that is not one
-//! gets an error naming the pi-tool fix: `#[pi_tool]` checks the params type against
-//! [`ToolParams`], a `Json<T>` result against [`ToolOutput`] and the details type against
-//! [`ToolDetails`], each spanned on the user's type.
+//! gets one error naming the pi-tool fix: [`Tool::Params`](crate::Tool::Params) is a
+//! [`ToolParams`], [`Tool::Details`](crate::Tool::Details) a [`ToolDetails`], and the `T` of
+//! a `Json<T>` result a [`ToolOutput`] (checked where `#[pi_tool]` generates the output
+//! schema). Each is spanned on the user's type as written.
 //!
-//! Each trait has the serde and schemars bounds it stands for as supertraits, and one
-//! blanket impl over them marked `#[diagnostic::do_not_recommend]`: when one of those
-//! bounds fails, rustc reports the trait itself, with its `on_unimplemented` text, instead
-//! of the failing bound with its list of every type that implements it. The checks are
-//! the `Is*` structs below, which generated code names in a signature spanned on exactly
-//! the user's type: rustc checks signatures before the `Tool` impl's bounds and the
-//! derives' code, and skips a later error on the same tokens that the reported trait's
-//! supertraits imply, so one mistake is one error.
+//! Why these traits have no serde or schemars supertraits, and reach serde through hidden
+//! methods instead: rustc checks an associated type's bounds with their supertraits
+//! elaborated, and reports each failing supertrait on its own, as `Deserialize` and
+//! `JsonSchema` errors with the list of every type that implements them. A trait whose
+//! only supertraits are `Send + 'static` fails as itself, and with
+//! `#[diagnostic::do_not_recommend]` on its one blanket impl rustc reports it with its
+//! `on_unimplemented` text: one mistake, one error. Generic code over a `Tool` reads the
+//! params and writes the details through these traits' methods, which the blanket impls
+//! forward to serde and schemars.
 //!
 //! The fourth rule, that a tool's future is `Send`, is the plain bound of
 //! `tool_future_must_be_send` (which says why).
@@ -18,23 +20,52 @@
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::details::JsonDetails;
+use crate::error::ToolError;
+use crate::schema::{OutputSchema, ToolSchema};
 
 /// A type a tool can take as its params: read from the model's JSON arguments
 /// (`Deserialize`, into owned values) and described to the model (`JsonSchema`).
-/// `#[pi_tool::params]` derives both.
+/// `#[pi_tool::params]` derives both; every such type is a `ToolParams`.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a tool's params type: it is not `Deserialize` + `JsonSchema`",
     label = "the model's arguments are read into this type and described by its schema",
     note = "put `#[pi_tool::params]` on `{Self}`: it derives `Deserialize` and `JsonSchema` through pi-tool; each field must be an owned type both support (`String`, numbers, `bool`, `Vec<T>`, `Option<T>`, maps with string keys, other `#[pi_tool::params]` types), not a reference or a type such as `std::time::Instant`"
 )]
-pub trait ToolParams: DeserializeOwned + JsonSchema + Send + 'static {}
+pub trait ToolParams: Send + 'static {
+    /// The params' schema, generated and normalised once per type.
+    #[doc(hidden)]
+    fn __tool_schema() -> Arc<ToolSchema>
+    where
+        Self: Sized;
+
+    /// Validated arguments read into the params
+    /// ([`deserialize_params`](crate::schema::deserialize_params)).
+    #[doc(hidden)]
+    fn __from_arguments(tool_name: &str, arguments: &Value) -> Result<Self, ToolError>
+    where
+        Self: Sized;
+}
 
 #[diagnostic::do_not_recommend]
-impl<T: DeserializeOwned + JsonSchema + Send + 'static> ToolParams for T {}
+impl<T: DeserializeOwned + JsonSchema + Send + 'static> ToolParams for T {
+    #[inline]
+    fn __tool_schema() -> Arc<ToolSchema> {
+        ToolSchema::for_type::<T>()
+    }
+
+    #[inline]
+    fn __from_arguments(tool_name: &str, arguments: &Value) -> Result<Self, ToolError> {
+        crate::schema::deserialize_params::<T>(tool_name, arguments)
+    }
+}
 
 /// A type a field of a `#[pi_tool::params]` type can have: read from JSON into an owned
 /// value (`Deserialize`) and described in the schema (`JsonSchema`).
@@ -48,47 +79,66 @@ pub trait ParamsField: DeserializeOwned + JsonSchema {}
 #[diagnostic::do_not_recommend]
 impl<T: DeserializeOwned + JsonSchema> ParamsField for T {}
 
-/// A type a tool can return as `Json<T>`: sent as JSON (`Serialize`) with an output
-/// schema (`JsonSchema`).
+/// A type a tool can return as `Json<T>`: described by an output schema (`JsonSchema`).
+/// As the tool's details type it is a [`ToolDetails`] (`Serialize`) too, which
+/// `#[pi_tool]` checks on its own.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be a structured result: it is not `Serialize` + `JsonSchema`",
-    label = "`Json<{Self}>` sends this value as JSON, with its schema as the tool's output schema",
+    message = "`{Self}` cannot be a structured result: it is not `JsonSchema`",
+    label = "`Json<{Self}>` sends this value with its schema as the tool's output schema",
     note = "put `#[pi_tool::output]` on `{Self}`: it derives `Serialize` and `JsonSchema` through pi-tool"
 )]
-pub trait ToolOutput: Serialize + JsonSchema + Send + 'static {}
+pub trait ToolOutput: 'static {
+    /// The output schema, generated and normalised once per type.
+    #[doc(hidden)]
+    fn __output_schema() -> Arc<OutputSchema>
+    where
+        Self: Sized;
+}
 
 #[diagnostic::do_not_recommend]
-impl<T: Serialize + JsonSchema + Send + 'static> ToolOutput for T {}
+impl<T: JsonSchema + 'static> ToolOutput for T {
+    #[inline]
+    fn __output_schema() -> Arc<OutputSchema> {
+        OutputSchema::for_type::<T>()
+    }
+}
 
 /// A type a tool's results and progress updates can carry as details: sent to hosts and
-/// UIs as JSON (`Serialize`), never to the model.
+/// UIs as JSON (`Serialize`), never to the model. Every `Serialize + Send + 'static`
+/// type is one.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be a tool's details type: it is not `Serialize`",
+    message = "`{Self}` cannot be a tool's details or structured result: it is not `Serialize`",
     label = "results and progress updates carry this type to hosts as JSON",
     note = "put `#[pi_tool::output]` on `{Self}` (it derives `Serialize` and `JsonSchema` through pi-tool) or derive `serde::Serialize` for it; a tool without details returns text (`Result<String, ToolError>`)"
 )]
-pub trait ToolDetails: Serialize + Send + 'static {}
+pub trait ToolDetails: Send + 'static {
+    /// The details as JSON text, serialised once
+    /// ([`JsonDetails::from_typed`](crate::JsonDetails::from_typed)).
+    #[doc(hidden)]
+    fn __to_json(&self) -> Result<JsonDetails, serde_json::Error>;
+}
 
 #[diagnostic::do_not_recommend]
-impl<T: Serialize + Send + 'static> ToolDetails for T {}
+impl<T: Serialize + Send + 'static> ToolDetails for T {
+    #[inline]
+    fn __to_json(&self) -> Result<JsonDetails, serde_json::Error> {
+        JsonDetails::from_typed(self)
+    }
+}
 
+/// The output schema of a tool that returns `Json<T>`: `#[pi_tool]` generates
+/// `output_schema()` as a call of this, spanned on the user's `T`, so that a `T` without
+/// `JsonSchema` is one error there.
 #[doc(hidden)]
-/// Names a params type that is a [`ToolParams`]; generated code writes it in a signature.
-pub struct IsParams<T: ToolParams>(PhantomData<T>);
+#[inline]
+pub fn structured_output_schema<T: ToolOutput>() -> Option<Arc<OutputSchema>> {
+    Some(T::__output_schema())
+}
 
 #[doc(hidden)]
 /// Names the type of a field of a `#[pi_tool::params]` type that is a [`ParamsField`];
 /// the attribute writes it in a signature.
 pub struct IsParamsField<T: ParamsField>(PhantomData<T>);
-
-#[doc(hidden)]
-/// Names a `Json<T>` value type that is a [`ToolOutput`]; generated code writes it in a
-/// signature.
-pub struct IsOutput<T: ToolOutput>(PhantomData<T>);
-
-#[doc(hidden)]
-/// Names a details type that is a [`ToolDetails`]; generated code writes it in a signature.
-pub struct IsDetails<T: ToolDetails>(PhantomData<T>);
 
 /// The tool's future, checked for `Send` here, once, on the user's function name, with its
 /// output passed through `convert`, and returned unboxed: `Typed<T>`'s one box per call

@@ -139,7 +139,19 @@ impl<D> AgentToolResult<D> {
 impl<D: Serialize> AgentToolResult<D> {
     /// Serialises `details` (to JSON text, once) and returns the JSON-level result.
     pub fn into_json(self) -> Result<JsonToolResult, ToolError> {
-        let details = JsonDetails::from_typed(&self.details).map_err(|error| {
+        self.into_json_with(|details| JsonDetails::from_typed(details))
+    }
+}
+
+impl<D> AgentToolResult<D> {
+    /// [`into_json`](Self::into_json) with the details' serialisation given: a typed
+    /// tool's details are a [`ToolDetails`](crate::bounds::ToolDetails), which reaches
+    /// serde through its own method.
+    pub(crate) fn into_json_with(
+        self,
+        to_json: impl FnOnce(&D) -> Result<JsonDetails, serde_json::Error>,
+    ) -> Result<JsonToolResult, ToolError> {
+        let details = to_json(&self.details).map_err(|error| {
             ToolError::new(format!("Tool details could not be serialised: {error}"))
         })?;
         Ok(self.map_details(|_| Some(details)))

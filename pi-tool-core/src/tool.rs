@@ -24,18 +24,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use schemars::JsonSchema;
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::abort::AbortSignal;
+use crate::bounds::{ToolDetails, ToolParams};
 use crate::context::ExtensionContext;
 use crate::details::JsonDetails;
 use crate::error::ToolError;
 use crate::mode::ToolExecutionMode;
 use crate::result::{AgentToolResult, JsonToolResult};
-use crate::schema::{ToolSchema, deserialize_params};
+use crate::schema::ToolSchema;
 use crate::update::OnUpdate;
 
 mod annotations;
@@ -102,7 +100,7 @@ impl ToolSpec {
         // The constants are gathered here and copied by one function for every tool type.
         Self::from_constants(
             [T::NAME, T::LABEL, T::DESCRIPTION],
-            ToolSchema::for_type::<T::Params>(),
+            <T::Params as ToolParams>::__tool_schema(),
             (T::EXECUTION_MODE, T::TIMEOUT),
             (T::PROMPT_SNIPPET, T::PROMPT_GUIDELINES),
             T::ANNOTATIONS,
@@ -299,10 +297,13 @@ impl dyn AgentTool {
 /// A tool that needs the session's [`ExtensionContext`] (Pi's five-argument
 /// `ToolDefinition`) reads it from [`ToolInvocation::context`].
 pub trait Tool: Send + Sync + 'static {
-    /// The arguments, deserialised from the model's JSON.
-    type Params: DeserializeOwned + JsonSchema + Send + 'static;
-    /// The details of results and progress updates.
-    type Details: Serialize + Send + 'static;
+    /// The arguments, deserialised from the model's JSON: any `Deserialize + JsonSchema +
+    /// Send + 'static` type ([`ToolParams`](crate::bounds::ToolParams) says why the bound is
+    /// that trait).
+    type Params: ToolParams;
+    /// The details of results and progress updates: any `Serialize + Send + 'static` type
+    /// ([`ToolDetails`](crate::bounds::ToolDetails)).
+    type Details: ToolDetails;
     /// The protocol name.
     const NAME: &'static str;
     /// The UI label.
@@ -375,7 +376,8 @@ impl<T: Tool> AgentTool for Typed<T> {
         'life1: 'async_trait,
         Self: 'async_trait,
     {
-        let params = match deserialize_params::<T::Params>(&self.spec.name, call.params) {
+        let params = match <T::Params as ToolParams>::__from_arguments(&self.spec.name, call.params)
+        {
             Ok(params) => params,
             Err(error) => return failed(error),
         };
@@ -383,7 +385,7 @@ impl<T: Tool> AgentTool for Typed<T> {
             id: call.id,
             params,
             signal: call.signal,
-            on_update: OnUpdate::from_json(call.on_update),
+            on_update: OnUpdate::from_json_with(call.on_update, T::Details::__to_json),
             context: call.context,
         };
         self.tool
@@ -443,11 +445,11 @@ fn failed<'a>(
 /// is the details' JSON, written here from the one serialisation of the details. Not
 /// inlined, so that it is compiled once per details type, not once per tool.
 #[inline(never)]
-fn into_json_result<D: Serialize>(
+fn into_json_result<D: ToolDetails>(
     result: Result<AgentToolResult<D>, ToolError>,
     structured: bool,
 ) -> Result<JsonToolResult, ToolError> {
-    let mut result = result?.into_json()?;
+    let mut result = result?.into_json_with(D::__to_json)?;
     if structured {
         crate::result::render_text(&mut result);
     }

@@ -105,6 +105,18 @@ impl<D: Serialize + 'static> OnUpdate<D> {
     /// A typed view of a JSON-level callback: each update's details are serialised.
     /// Closing either side closes the JSON callback for both.
     pub fn from_json(json: OnUpdate<Option<JsonDetails>>) -> Self {
+        Self::from_json_with(json, |details| JsonDetails::from_typed(details))
+    }
+}
+
+impl<D: 'static> OnUpdate<D> {
+    /// [`from_json`](Self::from_json) with the details' serialisation given: a typed
+    /// tool's details are a [`ToolDetails`](crate::bounds::ToolDetails), which reaches
+    /// serde through its own method.
+    pub(crate) fn from_json_with(
+        json: OnUpdate<Option<JsonDetails>>,
+        to_json: fn(&D) -> Result<JsonDetails, serde_json::Error>,
+    ) -> Self {
         if json.inner.is_none() {
             return OnUpdate::none();
         }
@@ -112,7 +124,7 @@ impl<D: Serialize + 'static> OnUpdate<D> {
             if !json.is_listening() {
                 return;
             }
-            match update.into_json() {
+            match update.into_json_with(to_json) {
                 Ok(update) => json.call(update),
                 Err(error) => tracing::warn!(%error, "progress update dropped"),
             }

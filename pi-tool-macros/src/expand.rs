@@ -93,14 +93,18 @@ pub fn tool(
         quote!(const ANNOTATIONS: #p::ToolAnnotations = #p::ToolAnnotations::declared(#read_only, #destructive, #idempotent, #open_world, #title);)
     });
 
-    // A structured result's schema, spanned on the user's `T`: a `T` without `JsonSchema`
-    // is reported there (a `T` without `Serialize` is reported by `Tool::Details`).
+    // A structured result's schema, its check spanned on the user's `T`: a `T` without
+    // `JsonSchema` is reported there as `bounds::ToolOutput` (a `T` without `Serialize`,
+    // as `bounds::ToolDetails` on `type Details`).
     let output_schema = match success {
         Success::Json(t) => {
-            let span = t.span();
-            Some(quote_spanned! {span=>
+            // The path stays in the `use`, with its own span, so that a wrong
+            // `crate = "..."` is still reported once, on the attribute.
+            let check = spanned_call("__structured_output_schema", t);
+            Some(quote! {
                 fn output_schema() -> #p::Option<#p::Arc<#p::OutputSchema>> {
-                    #p::Some(#p::OutputSchema::for_type::<#t>())
+                    use #p::structured_output_schema as __structured_output_schema;
+                    #check()
                 }
             })
         }
@@ -207,37 +211,6 @@ pub fn tool(
         }
     };
 
-    // pi-tool's own bounds on the user's types, each spanned on the type as written, so
-    // that a type that is not one reads as `bounds.rs`' message with the pi-tool fix. They
-    // stand in a signature before the `Tool` impl: rustc checks them first, and the impl's
-    // own bounds on the same tokens are then not reported again.
-    let mut checks = Vec::new();
-    let mut used = Vec::new();
-    if let Some(ty) = tool.params() {
-        checks.push(spanned_check("__IsParams", ty));
-        used.push(quote!(IsParams as __IsParams));
-    }
-    match success {
-        Success::Json(t) => {
-            checks.push(spanned_check("__IsOutput", t));
-            used.push(quote!(IsOutput as __IsOutput));
-        }
-        Success::Details(d) => {
-            checks.push(spanned_check("__IsDetails", d));
-            used.push(quote!(IsDetails as __IsDetails));
-        }
-        _ => {}
-    }
-    let checks = (!checks.is_empty()).then(|| {
-        quote! {
-            const _: () = {
-                use #p::{#(#used),*};
-                #[allow(dead_code)]
-                fn __bounds(#(#checks),*) {}
-            };
-        }
-    });
-
     // The runtime's name rule, run at compile time: `check` gives the friendly message,
     // this keeps the rule itself in one place (pi-tool's `check_tool_name`).
     let name_rule = quote_spanned!(spec.name_span=> const _: () = #p::assert_tool_name(#name););
@@ -246,8 +219,9 @@ pub fn tool(
 
         #name_rule
 
-        #checks
-
+        // The trait's bounds on `Params` and `Details` (`bounds::ToolParams`,
+        // `bounds::ToolDetails`) are the checks of the user's types: `type Params = ...` is
+        // the user's own tokens, so a type that is not one is one error there.
         const _: () = {
             impl #p::Tool for #struct_ident {
                 type Params = #params_ty;
@@ -351,6 +325,20 @@ pub fn accessors(self_ty: &Type, tools: &[MethodTool<'_>], krate: &syn::Path) ->
             }
         }
     }
+}
+
+/// `<name>::<ty>` for a checked call, spanned as [`spanned_check`] spans its type.
+fn spanned_call(name: &str, ty: &Type) -> TokenStream {
+    let tokens: Vec<proc_macro2::TokenTree> = quote!(#ty).into_iter().collect();
+    let first = tokens.first().map_or_else(Span::call_site, |t| t.span());
+    let last = match tokens.last() {
+        Some(proc_macro2::TokenTree::Group(g)) => g.span_close(),
+        Some(t) => t.span(),
+        None => first,
+    };
+    let name = Ident::new(name, first);
+    let close = quote_spanned!(last=> >);
+    quote_spanned!(first=> #name::<#ty #close)
 }
 
 /// `_: <name><ty>` for a check's signature, its tokens spanned so that the type as a whole

@@ -71,7 +71,7 @@ pub fn expand(args: TokenStream, input: TokenStream, kind: Kind) -> TokenStream 
     };
     join_field_docs(&mut item);
     let field_checks = if kind == Kind::Params {
-        check_fields(&mut item, &mut errors);
+        check_fields(&mut item, &mut errors, &krate);
         field_checks(&item, &krate)
     } else {
         TokenStream::new()
@@ -170,8 +170,11 @@ fn derives(krate: &Path, kind: Kind) -> TokenStream {
 }
 
 /// The fields' types of a params struct or enum, checked; a borrowed one is reported and
-/// replaced by its owned form, and the item's lifetime parameters are dropped with it.
-fn check_fields(item: &mut syn::Item, errors: &mut Vec<syn::Error>) {
+/// replaced by its owned form, and the item's lifetime parameters are dropped with it. A
+/// field holding an `Instant` is reported and left out of the derives (the error stops
+/// the build, so the value it would read is never needed), so that the derives add no
+/// error of their own.
+fn check_fields(item: &mut syn::Item, errors: &mut Vec<syn::Error>, krate: &Path) {
     let (generics, fields): (&mut syn::Generics, Vec<&mut syn::Field>) = match item {
         syn::Item::Struct(s) => (&mut s.generics, s.fields.iter_mut().collect()),
         syn::Item::Enum(e) => (
@@ -194,6 +197,24 @@ fn check_fields(item: &mut syn::Item, errors: &mut Vec<syn::Error>) {
                 ),
                 "key the map by `String`, an integer type, `char`, `bool` or an enum of unit variants (serde reads those from a string key), or send a list of entries instead: `Vec<Entry>` with `#[pi_tool::params] struct Entry { ... }`",
             ));
+        }
+        if let Some(instant) = find_instant(&field.ty) {
+            errors.push(error_at(
+                instant,
+                format!(
+                    "a params field cannot be `{}`: a point in time of this process cannot be sent as JSON",
+                    tidy(&quote!(#instant).to_string())
+                ),
+                "use a type the model can send as JSON: a timestamp such as `u64` seconds since the Unix epoch, or an RFC 3339 `String`",
+            ));
+            let never = quote!(#krate::__private::never_read)
+                .to_string()
+                .replace(' ', "");
+            field
+                .attrs
+                .push(syn::parse_quote!(#[serde(skip_deserializing, default = #never)]));
+            field.attrs.push(syn::parse_quote!(#[schemars(skip)]));
+            continue;
         }
         if borrowed {
             continue;
@@ -253,6 +274,26 @@ fn find_reference(ty: &Type) -> Option<&Type> {
         Type::Paren(p) => find_reference(&p.elem),
         Type::Tuple(t) => t.elems.iter().find_map(find_reference),
         Type::Path(p) => type_arguments(&p.path).find_map(find_reference),
+        _ => None,
+    }
+}
+
+/// The first `Instant` (`std::time::Instant`, `tokio::time::Instant`, ...) in `ty`: a
+/// monotonic clock reading, which neither serde nor schemars can read or describe.
+fn find_instant(ty: &Type) -> Option<&Type> {
+    match ty {
+        Type::Array(a) => find_instant(&a.elem),
+        Type::Slice(s) => find_instant(&s.elem),
+        Type::Group(g) => find_instant(&g.elem),
+        Type::Paren(p) => find_instant(&p.elem),
+        Type::Tuple(t) => t.elems.iter().find_map(find_instant),
+        Type::Reference(r) => find_instant(&r.elem),
+        Type::Path(p) => {
+            if p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.ident == "Instant") {
+                return Some(ty);
+            }
+            type_arguments(&p.path).find_map(find_instant)
+        }
         _ => None,
     }
 }
@@ -351,6 +392,8 @@ fn type_arguments(path: &Path) -> impl Iterator<Item = &Type> {
 /// `& 'a str` -> `&'a str`, `(u32 , u32)` -> `(u32, u32)`: a type as the user wrote it.
 fn tidy(text: &str) -> String {
     text.replace("& ", "&")
+        .replace(" :: ", "::")
+        .replace(":: ", "::")
         .replace(" ,", ",")
         .replace("( ", "(")
         .replace(" )", ")")

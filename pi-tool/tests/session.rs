@@ -155,6 +155,25 @@ async fn an_owner_registering_its_name_again_replaces_its_own_tool_in_place() {
 }
 
 #[tokio::test]
+async fn a_failed_model_call_is_ok_from_prompt_and_err_from_ensure_ok() {
+    let session = AgentSession::builder(Arc::new(FauxModel::new(vec![
+        FauxTurn::text("")
+            .with_stop_reason(pi_tool::model::StopReason::Error)
+            .with_error_message("Connection error."),
+        FauxTurn::text("Fine now."),
+    ])))
+    .build()
+    .unwrap();
+    // Pi's semantics: the run ended, so `prompt` is `Ok`.
+    session.prompt("Hello").await.unwrap();
+    let failed = session.ensure_ok().unwrap_err();
+    assert_eq!(failed.message(), "Connection error.");
+    // The next run starts clean.
+    session.prompt("Again").await.unwrap();
+    assert_eq!(session.ensure_ok(), Ok(()));
+}
+
+#[tokio::test]
 async fn the_allowlist_and_excludes_filter_the_registry_itself() {
     let session = AgentSession::builder(Arc::new(FauxModel::default()))
         .extension(ext("ext", |api| {

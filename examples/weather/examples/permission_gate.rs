@@ -48,6 +48,11 @@ async fn run(label: &str, ui: Option<bool>) {
         eprintln!("prompt failed: {error}");
         return;
     }
+    // `prompt` is `Ok` once the run ended, even after a failed model call (Pi's semantics).
+    if let Err(failed) = session.ensure_ok() {
+        eprintln!("{failed}");
+        return;
+    }
     for message in session.agent().messages() {
         if let Some(r) = message.as_tool_result() {
             let text: String = r.content.iter().filter_map(|c| c.as_text()).collect();

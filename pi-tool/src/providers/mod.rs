@@ -23,7 +23,7 @@
 //!
 //! ```no_run
 //! # #[cfg(feature = "providers")]
-//! # async fn run() -> Result<(), pi_tool::agent::AgentError> {
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! use pi_tool::agent::{Agent, AgentOptions};
 //! use pi_tool::model::{Model, StreamOptions};
 //! use pi_tool::providers::{builtin_models, providers};
@@ -50,7 +50,8 @@
 //!         .model(model)
 //!         .tools(vec![GetWeather.into_agent_tool()]),
 //! );
-//! agent.prompt("What is the weather in Tokyo?").await?;
+//! agent.prompt("What is the weather in Tokyo?").await?; // Err only when the run cannot start
+//! agent.ensure_ok()?; // Err when the model call failed ("Connection error.", a 401, ...)
 //!
 //! // A model on any OpenAI-compatible server, with the key in the options.
 //! let local = Agent::new(
@@ -63,6 +64,7 @@
 //!         .tools(vec![GetWeather.into_agent_tool()]),
 //! );
 //! local.prompt("What is the weather in Paris?").await?;
+//! local.ensure_ok()?;
 //! # Ok(())
 //! # }
 //! ```

@@ -87,12 +87,26 @@ impl AgentSession {
     }
 
     /// Prompts with a text and runs until the agent stops (Pi's `session.prompt`).
+    ///
+    /// `Ok` once the run has ended, even when the model call failed, as in Pi: call
+    /// [`ensure_ok`](Self::ensure_ok) to get that failure as an `Err`.
     pub async fn prompt(&self, text: impl Into<String>) -> Result<(), SessionError> {
         self.live()?
             .agent
             .prompt(text)
             .await
             .map_err(SessionError::Agent)
+    }
+
+    /// `Err` when the last run ended with a failed model call
+    /// ([`Agent::ensure_ok`](crate::agent::Agent::ensure_ok)).
+    ///
+    /// As in Pi, [`prompt`](Self::prompt) returns `Ok` once the run has ended, even when
+    /// the model call failed (a provider's "Connection error."): the failure is an
+    /// assistant message with an error stop reason, which this turns into an `Err`:
+    /// `session.prompt(text).await?;` then `session.ensure_ok()?;`.
+    pub fn ensure_ok(&self) -> Result<(), crate::agent::RunFailed> {
+        self.shared.agent.ensure_ok()
     }
 
     /// Aborts the active run, if any.

@@ -58,7 +58,12 @@ impl ToolCallEvent {
     /// `isToolCallEventType<"get_weather", P>`): `None` for another tool, `Some(Err)` when
     /// the input (changed by an earlier handler) no longer fits the params type.
     pub fn input_for<T: Tool>(&self) -> Option<Result<T::Params, ToolError>> {
-        self.input_as::<T::Params>(T::NAME)
+        (self.tool_name == T::NAME).then(|| {
+            <T::Params as pi_tool_core::bounds::ToolParams>::__from_arguments(
+                &self.tool_name,
+                &self.input,
+            )
+        })
     }
 
     /// The input as `P`, when this call is to the tool named `tool_name`.

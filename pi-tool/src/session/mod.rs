@@ -66,7 +66,8 @@
 //!     .build()?;
 //! assert_eq!(session.active_tool_names(), ["delete_all", "echo"]);
 //! assert!(session.system_prompt().contains("- echo: Echo (echo)"));
-//! session.prompt("clean up").await?;
+//! session.prompt("clean up").await?; // Err only when the run cannot start
+//! session.ensure_ok()?; // Err when the model call failed (Pi's semantics: `prompt` is Ok)
 //! let messages = session.agent().messages();
 //! let result = messages.iter().find_map(|m| m.as_tool_result()).unwrap();
 //! assert_eq!(result.content[0].as_text(), Some("not today"));
