@@ -61,7 +61,8 @@ pub struct ForecastParams {
 }
 
 /// What hosts see of a forecast.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[pi_tool_core::output] // Serialize + JsonSchema through the core
+#[derive(Debug, Clone, PartialEq)]
 pub struct ForecastDetails {
     /// The city, as the almanac spells it.
     pub city: String,
