@@ -145,8 +145,8 @@ impl<D: Serialize> AgentToolResult<D> {
 
 impl<D> AgentToolResult<D> {
     /// [`into_json`](Self::into_json) with the details' serialisation given: a typed
-    /// tool's details are a [`ToolDetails`](crate::bounds::ToolDetails), which reaches
-    /// serde through its own method.
+    /// tool's details are a `bounds::ToolDetails`, which reaches serde through its own
+    /// method.
     pub(crate) fn into_json_with(
         self,
         to_json: impl FnOnce(&D) -> Result<JsonDetails, serde_json::Error>,

@@ -111,8 +111,8 @@ impl<D: Serialize + 'static> OnUpdate<D> {
 
 impl<D: 'static> OnUpdate<D> {
     /// [`from_json`](Self::from_json) with the details' serialisation given: a typed
-    /// tool's details are a [`ToolDetails`](crate::bounds::ToolDetails), which reaches
-    /// serde through its own method.
+    /// tool's details are a `bounds::ToolDetails`, which reaches serde through its own
+    /// method.
     pub(crate) fn from_json_with(
         json: OnUpdate<Option<JsonDetails>>,
         to_json: fn(&D) -> Result<JsonDetails, serde_json::Error>,
