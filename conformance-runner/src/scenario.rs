@@ -22,7 +22,6 @@ pub const SKIPPED_TAGS: &[(&str, &str)] = &[
         "listener-throws",
         "a failing listener does not fail the run in pi-tool (docs/differences-from-pi.md)",
     ),
-    ("builtins", "pi-tool has no built-in coding tools"),
 ];
 
 /// How a scenario turned out before comparison.

@@ -12,9 +12,8 @@ use async_trait::async_trait;
 use pi_tool::context::{ExtensionContext, ExtensionUi, Mode};
 use pi_tool::model::Message;
 use pi_tool::session::{
-    AgentSession, ExtensionApi, FnExtension, SessionError, SessionEvent, ToolCallDecision,
+    AgentSession, ExtensionApi, FnExtension, NoTools, SessionError, SessionEvent, ToolCallDecision,
     ToolCallEvent, ToolCallHandler, ToolResultEvent, ToolResultHandler, ToolResultPatch,
-    ToolSource,
 };
 use pi_tool::testing::FauxModel;
 use pi_tool::{AgentTool, JsonToolResult, ToolError, ToolInvocation, ToolSpec};
@@ -305,14 +304,7 @@ fn registry_snapshot(session: &AgentSession) -> Value {
     let all: Vec<Value> = session
         .all_tools()
         .iter()
-        .map(|t| {
-            let path = match t.source {
-                ToolSource::Extension => t.owner.to_string(),
-                ToolSource::Custom => format!("<sdk:{}>", t.name()),
-                _ => t.owner.to_string(),
-            };
-            json!({"name": t.name(), "source": t.source.as_pi_str(), "path": path})
-        })
+        .map(|t| json!({"name": t.name(), "source": t.source.as_pi_str(), "path": t.source_path()}))
         .collect();
     json!({
         "activeTools": session.active_tool_names(),
@@ -381,9 +373,15 @@ pub async fn run_session_layer(s: &Value) -> Value {
     let faux = crate::scenario::scripted_model(s, &recorder, prompt_view);
 
     let slot: Arc<Mutex<Option<AgentSession>>> = Arc::default();
+    // Pi's session always has its built-in coding tools: the scenarios' registries list
+    // them, and `noTools` / `tools` / `excludeTools` decide which exist and are active.
     let mut builder = AgentSession::builder(Arc::new(faux))
         .model(FauxModel::model())
-        .cwd("/conformance");
+        .cwd("/conformance")
+        .builtin_tools(
+            pi_tool_coding::builtin_tools(),
+            pi_tool_coding::CODING_TOOL_NAMES,
+        );
     for ext in cfg
         .get("extensions")
         .and_then(Value::as_array)
@@ -401,12 +399,13 @@ pub async fn run_session_layer(s: &Value) -> Value {
         let tool = SessionTool::new(tool, &host, Owner::Custom(slot.clone()));
         builder = builder.custom_tool(Arc::new(tool) as Arc<dyn AgentTool>);
     }
-    match strings(cfg.get("tools")) {
-        Some(tools) => builder = builder.tools(tools),
-        None if cfg.get("noTools").and_then(Value::as_str) == Some("all") => {
-            builder = builder.tools(Vec::<String>::new());
-        }
-        None => {}
+    if let Some(tools) = strings(cfg.get("tools")) {
+        builder = builder.tools(tools);
+    }
+    match cfg.get("noTools").and_then(Value::as_str) {
+        Some("all") => builder = builder.no_tools(NoTools::All),
+        Some("builtin") => builder = builder.no_tools(NoTools::Builtin),
+        _ => {}
     }
     if let Some(exclude) = strings(cfg.get("excludeTools")) {
         builder = builder.exclude_tools(exclude);

@@ -53,7 +53,14 @@ pub(crate) struct ShellConfig<'a> {
     pub command_prefix: Option<&'a str>,
     pub shell: Option<&'a Path>,
     pub agent_dir: Option<&'a Path>,
+    /// The `powershell` tool: Pi's shell tool with PowerShell's configuration, which Pi
+    /// resolves only on Windows.
+    pub powershell: bool,
 }
+
+/// Pi's `getPowerShellConfig()` on any other platform than Windows (this crate runs on
+/// Unix only).
+pub(crate) const POWERSHELL_UNAVAILABLE: &str = "The powershell tool is only available on Windows.";
 
 /// Pi's `getAgentDir()`: `$PI_CODING_AGENT_DIR` (with `~` expanded), else `~/.pi/agent`.
 pub(crate) fn agent_dir() -> PathBuf {
@@ -308,6 +315,9 @@ async fn exec(
     };
     if signal.is_aborted() {
         return Ok((ExecEnd::Aborted, false));
+    }
+    if config.powershell {
+        return Err(ToolError::new(POWERSHELL_UNAVAILABLE));
     }
     if !cwd.exists() {
         return Err(ToolError::new(format!(

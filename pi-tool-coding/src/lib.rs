@@ -234,6 +234,34 @@ impl CodingTools {
             command_prefix: self.options.command_prefix.as_deref(),
             shell: self.options.shell_path.as_deref(),
             agent_dir: self.options.agent_dir.as_deref(),
+            powershell: false,
+        };
+        bash::run(params, ctx.cwd(), config, signal, on_update).await
+    }
+
+    /// Execute a PowerShell command in the current working directory. Returns stdout and stderr. Output is truncated to last 2000 lines or 50KB (whichever is hit first). If truncated, full output is saved to a temp file. Optionally provide a timeout in seconds.
+    #[pi_tool(
+        name = "powershell",
+        label = "powershell",
+        prompt_snippet = "Execute PowerShell commands",
+        prompt_guidelines = ["You can inspect PI_* environment variables for current model and session details."],
+        destructive
+    )]
+    pub async fn powershell(
+        &self,
+        params: BashParams,
+        signal: AbortSignal,
+        on_update: OnUpdate<Option<BashDetails>>,
+        ctx: ExtensionContext,
+    ) -> Result<AgentToolResult<Option<BashDetails>>, ToolError> {
+        // Pi registers `powershell` on every platform and resolves PowerShell only on
+        // Windows; this crate runs on Unix, where every call ends as Pi's does there:
+        // the first empty update, the timeout and abort checks, then Pi's error.
+        let config = bash::ShellConfig {
+            command_prefix: self.options.command_prefix.as_deref(),
+            shell: None,
+            agent_dir: self.options.agent_dir.as_deref(),
+            powershell: true,
         };
         bash::run(params, ctx.cwd(), config, signal, on_update).await
     }
@@ -495,7 +523,39 @@ pub fn pack() -> ToolPack {
     Arc::new(CodingTools::default()).pack()
 }
 
-/// The names of the tools Pi activates by default (`createCodingToolDefinitions`).
+impl CodingTools {
+    /// The built-in tools of Pi's session, in the order of its registry: `read`, `bash`,
+    /// `powershell`, `edit`, `write`, `grep`, `find`, `ls` (Pi's
+    /// `createAllToolDefinitions`). `powershell` is there because Pi registers it on
+    /// every platform; on Unix, where this crate runs, a call fails with Pi's text ("The
+    /// powershell tool is only available on Windows."). Give them to a session with
+    /// `AgentSessionBuilder::builtin_tools(tools, CODING_TOOL_NAMES)`.
+    pub fn builtin_tools(self: &Arc<Self>) -> ToolPack {
+        let owner = ToolOwner::module(env!("CARGO_PKG_NAME"), module_path!());
+        let seven = self.pack();
+        let mut pack = ToolPack::new();
+        for entry in seven.entries() {
+            if entry.tool.spec().name == "edit" {
+                let powershell = shape::pi_shaped(self.powershell_tool().into_agent_tool(), false);
+                if let Err(error) = pack.push(owner.clone(), powershell) {
+                    debug_assert!(false, "{error}");
+                }
+            }
+            if let Err(error) = pack.push(entry.owner.clone(), entry.tool.clone()) {
+                debug_assert!(false, "{error}");
+            }
+        }
+        pack
+    }
+}
+
+/// Pi's session built-ins with the default options ([`CodingTools::builtin_tools`]).
+pub fn builtin_tools() -> ToolPack {
+    Arc::new(CodingTools::default()).builtin_tools()
+}
+
+/// The names of the tools Pi activates by default (`createCodingToolDefinitions`, the
+/// session's default active tools).
 pub const CODING_TOOL_NAMES: [&str; 4] = ["read", "bash", "edit", "write"];
 /// The names of the read-only tools (`createReadOnlyToolDefinitions`).
 pub const READ_ONLY_TOOL_NAMES: [&str; 4] = ["read", "grep", "find", "ls"];

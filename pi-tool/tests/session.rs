@@ -7,11 +7,12 @@ use pi_tool::AgentTool;
 use pi_tool::ToolInvocation;
 use pi_tool::context::{ExtensionContext, ExtensionUi, Mode};
 use pi_tool::model::{AssistantContent, Message};
+use pi_tool::pack::{ToolOwner, ToolPack};
 use pi_tool::safety::Redactor;
 use pi_tool::schema::ToolSchema;
 use pi_tool::session::{
-    AgentSession, ExtensionApi, FnExtension, SessionError, SessionEvent, ToolCallDecision,
-    ToolCallEvent, ToolResultEvent, ToolResultPatch,
+    AgentSession, ExtensionApi, FnExtension, NoTools, SessionError, SessionEvent, ToolCallDecision,
+    ToolCallEvent, ToolResultEvent, ToolResultPatch, ToolSource,
 };
 use pi_tool::testing::{FauxModel, FauxTurn};
 use pi_tool::{
@@ -351,6 +352,149 @@ async fn a_tool_registered_at_run_time_is_active_for_the_next_call_and_cannot_ta
             ("c2".into(), "late ran".into(), false),
         ]
     );
+}
+
+/// A host's built-in set shaped like Pi's: `read`, `bash`, `edit`, `write` active by
+/// default, `grep` and `ls` registered.
+fn builtins() -> ToolPack {
+    let mut pack = ToolPack::new();
+    for name in ["read", "bash", "edit", "write", "grep", "ls"] {
+        let body = format!("builtin {name}");
+        let t = tool_with(name, Some(&format!("{name} snippet")), &[], move |_, _| {
+            Ok(AgentToolResult::text(body.clone(), None))
+        });
+        pack.push(ToolOwner::new("builtins"), t).unwrap();
+    }
+    pack
+}
+
+const DEFAULTS: [&str; 4] = ["read", "bash", "edit", "write"];
+
+fn registry(session: &AgentSession) -> Vec<(String, &'static str, String)> {
+    session
+        .all_tools()
+        .iter()
+        .map(|t| (t.name().to_owned(), t.source.as_pi_str(), t.source_path()))
+        .collect()
+}
+
+#[tokio::test]
+async fn builtins_come_first_and_the_defaults_are_active_beside_every_other_tool() {
+    let (model, stream) = faux(vec![call("c1", "read", json!({}))]);
+    let session = AgentSession::builder(stream)
+        .builtin_tools(builtins(), DEFAULTS)
+        .extension(ext("ext", |api| api.register_tool(tool("ext_tool", "e"))))
+        .custom_tool(tool("mine", "m"))
+        .build()
+        .unwrap();
+    assert_eq!(
+        session.active_tool_names(),
+        ["read", "bash", "edit", "write", "ext_tool", "mine"]
+    );
+    let all = registry(&session);
+    assert_eq!(all[0], ("read".into(), "builtin", "<builtin:read>".into()));
+    assert_eq!(all[5], ("ls".into(), "builtin", "<builtin:ls>".into()));
+    assert_eq!(all[6], ("ext_tool".into(), "inline", "<inline:ext>".into()));
+    assert_eq!(all[7], ("mine".into(), "sdk", "<sdk:mine>".into()));
+    assert_eq!(session.all_tools()[0].source, ToolSource::Builtin);
+    // grep and ls are registered, not active: the bash exploration line comes first;
+    // with grep active it is gone.
+    assert!(
+        session
+            .system_prompt()
+            .contains("Guidelines:\n- Use bash for file operations like ls, rg, find\n")
+    );
+    session.set_active_tools(["bash", "grep"]).unwrap();
+    assert!(!session.system_prompt().contains("Use bash for file"));
+    session.prompt("go").await.unwrap();
+    // read is registered but no longer active: Pi's "Tool read not found".
+    assert_eq!(model.requests()[0].tools, ["bash", "grep"]);
+    assert_eq!(
+        results(&session),
+        [("c1".into(), "Tool read not found".into(), true)]
+    );
+}
+
+#[tokio::test]
+async fn a_shadowing_extension_or_custom_tool_takes_the_builtins_place() {
+    let (_, stream) = faux(vec![call("c1", "bash", json!({}))]);
+    let session = AgentSession::builder(stream)
+        .builtin_tools(builtins(), DEFAULTS)
+        .extension(ext("ext", |api| {
+            api.register_tool(tool("bash", "ext bash"))
+        }))
+        .custom_tool(tool("ls", "custom ls"))
+        .build()
+        .unwrap();
+    let all = registry(&session);
+    assert_eq!(all[1], ("bash".into(), "inline", "<inline:ext>".into()));
+    assert_eq!(all[5], ("ls".into(), "sdk", "<sdk:ls>".into()));
+    assert_eq!(all.len(), 6);
+    // The shadowing tools are extension / custom tools, so construction activates them
+    // (ls after the defaults).
+    assert_eq!(
+        session.active_tool_names(),
+        ["read", "bash", "edit", "write", "ls"]
+    );
+    session.prompt("go").await.unwrap();
+    assert_eq!(results(&session), [("c1".into(), "ext bash".into(), false)]);
+    // A shadowed name still cannot have two non-built-in owners.
+    let error = AgentSession::builder(Arc::new(FauxModel::default()))
+        .builtin_tools(builtins(), DEFAULTS)
+        .extension(ext("ext", |api| api.register_tool(tool("read", "x"))))
+        .custom_tool(tool("read", "y"))
+        .build()
+        .unwrap_err();
+    assert!(matches!(error, SessionError::DuplicateTools(_)), "{error}");
+}
+
+#[test]
+fn no_tools_builtin_keeps_them_registered_and_all_removes_every_tool() {
+    let session = AgentSession::builder(Arc::new(FauxModel::default()))
+        .builtin_tools(builtins(), DEFAULTS)
+        .custom_tool(tool("mine", "m"))
+        .no_tools(NoTools::Builtin)
+        .build()
+        .unwrap();
+    assert_eq!(session.active_tool_names(), ["mine"]);
+    assert_eq!(session.all_tools().len(), 7);
+    let change = session.set_active_tools(["grep", "mine"]).unwrap();
+    assert!(change.unknown.is_empty());
+
+    let session = AgentSession::builder(Arc::new(FauxModel::default()))
+        .builtin_tools(builtins(), DEFAULTS)
+        .custom_tool(tool("mine", "m"))
+        .no_tools(NoTools::All)
+        .build()
+        .unwrap();
+    assert!(session.all_tools().is_empty());
+    assert!(session.active_tool_names().is_empty());
+    // An allowlist wins over noTools "all".
+    let session = AgentSession::builder(Arc::new(FauxModel::default()))
+        .builtin_tools(builtins(), DEFAULTS)
+        .no_tools(NoTools::All)
+        .tools(["grep", "read"])
+        .build()
+        .unwrap();
+    assert_eq!(session.active_tool_names(), ["grep", "read"]);
+    // Excluded defaults are neither registered nor active.
+    let session = AgentSession::builder(Arc::new(FauxModel::default()))
+        .builtin_tools(builtins(), DEFAULTS)
+        .exclude_tools(["bash"])
+        .build()
+        .unwrap();
+    assert_eq!(session.active_tool_names(), ["read", "edit", "write"]);
+    assert!(session.all_tools().iter().all(|t| t.name() != "bash"));
+}
+
+#[test]
+fn a_session_without_builtins_has_only_its_own_tools() {
+    let session = AgentSession::builder(Arc::new(FauxModel::default()))
+        .custom_tool(tool("mine", "m"))
+        .build()
+        .unwrap();
+    assert_eq!(session.active_tool_names(), ["mine"]);
+    assert_eq!(session.all_tools().len(), 1);
 }
 
 #[test]

@@ -14,12 +14,12 @@ use super::extension::{Extension, ExtensionApi};
 use super::facade::AgentSession;
 use super::hooks::{SessionForwarder, SessionHooks};
 use super::prompt::{PromptTemplate, SystemPrompt};
-use super::registry::ToolFilter;
+use super::registry::{NoTools, RegisteredTool, ToolFilter, ToolSource};
 use super::shared::{Shared, SharedParts};
 use crate::agent::{Agent, AgentOptions, RunPolicy};
 use crate::context::{ExtensionUi, Mode};
 use crate::model::{Model, StreamFn, StreamOptions};
-use crate::pack::ToolOwner;
+use crate::pack::{ToolOwner, ToolPack};
 use pi_tool_core::{AgentTool, IntoAgentTool};
 
 impl AgentSession {
@@ -30,6 +30,9 @@ impl AgentSession {
             stream_fn,
             model: Model::default(),
             custom_tools: Vec::new(),
+            builtins: Vec::new(),
+            default_active: Vec::new(),
+            no_tools: None,
             extensions: Vec::new(),
             tools: None,
             exclude_tools: Vec::new(),
@@ -48,6 +51,9 @@ pub struct AgentSessionBuilder {
     stream_fn: Arc<dyn StreamFn>,
     model: Model,
     custom_tools: Vec<Arc<dyn AgentTool>>,
+    builtins: Vec<RegisteredTool>,
+    default_active: Vec<String>,
+    no_tools: Option<NoTools>,
     extensions: Vec<Arc<dyn Extension>>,
     tools: Option<Vec<String>>,
     exclude_tools: Vec<String>,
@@ -84,6 +90,45 @@ impl AgentSessionBuilder {
         self
     }
 
+    /// The host's built-in tools (Pi's `read`, `bash`, `edit`, `write`, `grep`, `find`,
+    /// `ls`, ...), first in the registry in the pack's order, with the names active when
+    /// neither [`tools`](Self::tools) nor [`no_tools`](Self::no_tools) says otherwise.
+    /// Replaces any built-ins given before; a session has none unless the host gives
+    /// them.
+    ///
+    /// pi-tool has no coding tools of its own: `pi_tool_coding::builtin_tools()` is Pi's
+    /// set (`read`, `bash`, `powershell`, `edit`, `write`, `grep`, `find`, `ls`) and
+    /// `pi_tool_coding::CODING_TOOL_NAMES` Pi's default active names (`read`, `bash`,
+    /// `edit`, `write`). An extension or custom tool with a built-in's name shadows the
+    /// built-in and takes its place in the registry (Pi's rule).
+    #[must_use]
+    pub fn builtin_tools<I, S>(mut self, tools: ToolPack, active_by_default: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.builtins = tools
+            .entries()
+            .iter()
+            .map(|entry| RegisteredTool {
+                definition: entry.tool.clone(),
+                owner: entry.owner.clone(),
+                source: ToolSource::Builtin,
+            })
+            .collect();
+        self.default_active = active_by_default.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Starts without the built-ins active ([`NoTools::Builtin`]) or without any tool
+    /// ([`NoTools::All`]) (Pi's `noTools`). An allowlist ([`tools`](Self::tools)) wins
+    /// over both.
+    #[must_use]
+    pub fn no_tools(mut self, no_tools: NoTools) -> Self {
+        self.no_tools = Some(no_tools);
+        self
+    }
+
     /// Adds an extension; extensions load in the order they are added.
     #[must_use]
     pub fn extension(mut self, extension: impl Extension) -> Self {
@@ -91,8 +136,9 @@ impl AgentSessionBuilder {
         self
     }
 
-    /// The allowlist (Pi's `tools`): only these names exist in the registry; they are
-    /// active in this order. An empty list means no tools at all.
+    /// The allowlist (Pi's `tools`): only these names (built-in, extension or custom)
+    /// exist in the registry; they are active in this order. An empty list means no tools
+    /// at all.
     #[must_use]
     pub fn tools<I, S>(mut self, names: I) -> Self
     where
@@ -194,15 +240,32 @@ impl AgentSessionBuilder {
         let cwd = self
             .cwd
             .unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")));
+        // Pi's `createAgentSession`: `noTools: "all"` is an empty allowlist unless `tools`
+        // gives one; the names asked for first are the allowlist, else the default
+        // built-ins (none under `noTools`), never an excluded name.
+        let filter = ToolFilter {
+            allowed: self
+                .tools
+                .clone()
+                .or_else(|| (self.no_tools == Some(NoTools::All)).then(Vec::new)),
+            excluded: self.exclude_tools.into_iter().collect(),
+        };
+        let initial_active: Vec<String> = match (self.tools, self.no_tools) {
+            (Some(tools), _) => tools,
+            (None, Some(_)) => Vec::new(),
+            (None, None) => self.default_active,
+        }
+        .into_iter()
+        .filter(|name| !filter.excluded.contains(name))
+        .collect();
         let parts = SharedParts {
             cwd,
             mode: self.mode,
             ui: self.ui,
             custom_tools: self.custom_tools,
-            filter: ToolFilter {
-                allowed: self.tools,
-                excluded: self.exclude_tools.into_iter().collect(),
-            },
+            builtins: self.builtins,
+            initial_active,
+            filter,
             prompt: self.prompt,
             owners: owners.clone(),
         };

@@ -3,17 +3,38 @@
 //!
 //! ```text
 //!  AgentSession::builder()
+//!    .builtin_tools(pack, defaults)      the host's built-ins, first in the registry
 //!    .extension(e1).extension(e2)        load order: e1 registers tools + handlers, then e2
 //!    .custom_tool(t) / .agent_tool(t)    the host's own tools (owner "custom tools")
 //!    .tools([...]) / .exclude_tools([...])   filter the registry itself
+//!    .no_tools(NoTools::Builtin | All)   start without the built-ins / without any tool
 //!    .build()?            ──► registry (unique names, or an error naming both owners)
 //!                         ──► active tools ──► system prompt ("Available tools", "Guidelines")
 //!  session.prompt("...")  ──► Agent run; tool_call / tool_result chains around each call;
 //!                             every later turn sees the current active tools and prompt
 //! ```
 //!
-//! * [`RegisteredTool`], [`ToolSource`]: who owns which tool; allowlist and excludes;
-//!   duplicate names refused ([`DuplicateToolError`]).
+//! * [`RegisteredTool`], [`ToolSource`]: who owns which tool and where it came from
+//!   (built-in, extension, custom); allowlist, excludes and [`NoTools`]; a built-in
+//!   shadowed by an extension or custom tool of its name; duplicate names among
+//!   extension and custom tools refused ([`DuplicateToolError`]).
+//!
+//! # Built-in tools
+//!
+//! Pi's session always has its coding tools. pi-tool's has the built-ins its host gives
+//! ([`AgentSessionBuilder::builtin_tools`]), none by default: the runtime does not
+//! depend on a tool pack (`pi-tool-coding` depends on the core alone), and a host that
+//! is not a coding agent needs no `bash`. A coding agent passes Pi's set:
+//!
+//! ```text
+//! AgentSession::builder(model)
+//!     .builtin_tools(pi_tool_coding::builtin_tools(), pi_tool_coding::CODING_TOOL_NAMES)
+//! ```
+//!
+//! Then the session is Pi's: `read`, `bash`, `edit` and `write` active, `grep`, `find`,
+//! `ls` (and `powershell`) registered; `tools`, `exclude_tools` and `no_tools` as Pi
+//! applies them; [`AgentSession::all_tools`] reports each tool's [`ToolSource`] and
+//! [`RegisteredTool::source_path`].
 //! * [`SystemPrompt`]: Pi's tool sections of the system prompt; the rest is configurable.
 //! * [`Extension`] and its [`ExtensionApi`] handle.
 //! * [`ToolCallHandler`], [`ToolResultHandler`], [`ToolExecutionHandler`]: `tool_call`,
@@ -107,7 +128,7 @@ pub use handlers::{
     ToolResultHandler, ToolResultPatch,
 };
 pub use prompt::{PromptTemplate, SystemPrompt};
-pub use registry::{CUSTOM_TOOLS_OWNER, DuplicateToolError, RegisteredTool, ToolSource};
+pub use registry::{CUSTOM_TOOLS_OWNER, DuplicateToolError, NoTools, RegisteredTool, ToolSource};
 pub use store::SessionManager;
 
 use crate::agent::AgentError;

@@ -12,11 +12,10 @@
 //! <after-tools text>
 //!
 //! Guidelines:
-//! - <line>                   [bash exploration rule], tool guidelines (active order),
+//! - <line>                   [shell exploration rule], tool guidelines (active order),
 //!                            "Be concise in your responses",
 //!                            "Show file paths clearly when working with files";
 //!                            trimmed, empty ones dropped, de-duplicated keeping the first
-//!                            (Pi's PowerShell variant is not reproduced: no built-ins)
 //! [<appended sections>]
 //!
 //! Current working directory: <cwd>
@@ -105,6 +104,10 @@ pub fn available_tools_lines(active: &[&ToolSpec]) -> Vec<String> {
 
 /// The "Guidelines" lines (with their `- ` prefix) for the active tools, in Pi's order
 /// and with its de-duplication.
+///
+/// The first line is Pi's shell exploration rule: when a tool named `bash` or
+/// `powershell` is active and none named `grep`, `find` or `ls` is, the model is told to
+/// explore files with the shell (whoever owns the tool of that name).
 pub fn guideline_lines(active: &[&ToolSpec]) -> Vec<String> {
     let mut lines: Vec<String> = Vec::new();
     let mut add = |line: &str| {
@@ -114,8 +117,17 @@ pub fn guideline_lines(active: &[&ToolSpec]) -> Vec<String> {
         }
     };
     let has = |name: &str| active.iter().any(|s| s.name == name);
-    if has("bash") && !has("grep") && !has("find") && !has("ls") {
-        add("Use bash for file operations like ls, rg, find");
+    let (bash, powershell) = (has("bash"), has("powershell"));
+    if (bash || powershell) && !has("grep") && !has("find") && !has("ls") {
+        add(match (bash, powershell) {
+            (true, true) => {
+                "Use bash or PowerShell for file operations like listing, searching, and finding files"
+            }
+            (false, true) => {
+                "Use PowerShell for file operations like listing, searching, and finding files"
+            }
+            _ => "Use bash for file operations like ls, rg, find",
+        });
     }
     for spec in active {
         for guideline in &spec.prompt_guidelines {
@@ -210,6 +222,18 @@ mod tests {
         );
         let grep = spec("grep", None, &[]);
         assert_eq!(guideline_lines(&[&bash, &grep]).len(), 2);
+        let ls = spec("ls", None, &[]);
+        assert_eq!(guideline_lines(&[&ls, &bash]).len(), 2);
+        let powershell = spec("powershell", None, &[]);
+        assert_eq!(
+            guideline_lines(&[&powershell])[0],
+            "- Use PowerShell for file operations like listing, searching, and finding files"
+        );
+        assert_eq!(
+            guideline_lines(&[&powershell, &bash])[0],
+            "- Use bash or PowerShell for file operations like listing, searching, and finding files"
+        );
+        assert_eq!(guideline_lines(&[&powershell, &grep]).len(), 2);
     }
 
     #[test]

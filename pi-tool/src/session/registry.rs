@@ -1,15 +1,19 @@
 //! The session's tool registry: which tools exist, who owns them, which are active.
 //!
-//! Sources, in registry order (Pi's `_refreshToolRegistry`, SEMANTICS.md §3.2):
-//! extension tools in load order (each extension's in registration order), then the
-//! builder's custom tools. The allowlist (`tools`) and `exclude_tools` filter **the
+//! Sources, in registry order (Pi's `_refreshToolRegistry`, SEMANTICS.md §3.2): the
+//! host's built-in tools (Pi's `read`, `bash`, ... when the host passes
+//! `pi_tool_coding`'s), then extension tools in load order (each extension's in
+//! registration order), then the builder's custom tools. An extension or custom tool
+//! with a built-in's name **shadows** it: it takes the built-in's place in the registry
+//! and the built-in is gone. The allowlist (`tools`) and `exclude_tools` filter **the
 //! registry itself**: a tool that is not allowed does not exist, and activating it by
 //! name is reported as unknown.
 //!
-//! **Names are unique.** Pi lets a later source silently win (custom tools over
-//! extensions, the first of two extensions, the last of one extension's registrations).
-//! pi-tool refuses any name claimed by two owners, naming both; only an owner
-//! re-registering its own tool replaces it (in place). See `docs/differences-from-pi.md`.
+//! **Names are unique** among extension and custom tools. Pi lets a later source
+//! silently win (custom tools over extensions, the first of two extensions, the last of
+//! one extension's registrations). pi-tool refuses any name claimed by two of those
+//! owners, naming both; only an owner re-registering its own tool replaces it (in place).
+//! See `docs/differences-from-pi.md`.
 
 use std::collections::HashSet;
 use std::fmt;
@@ -21,10 +25,14 @@ use pi_tool_core::AgentTool;
 /// The owner of the builder's custom tools.
 pub const CUSTOM_TOOLS_OWNER: &str = "custom tools";
 
-/// Where a registered tool came from.
+/// Where a registered tool came from (Pi's `sourceInfo.source`). Non-exhaustive: a new
+/// kind of source (MCP servers, ...) is a new variant with its own name and path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ToolSource {
+    /// One of the host's built-in tools (Pi's `builtin`), given with
+    /// [`AgentSessionBuilder::builtin_tools`](super::AgentSessionBuilder::builtin_tools).
+    Builtin,
     /// Registered by an extension (Pi's `inline`).
     Extension,
     /// Given to the session builder (Pi's `sdk`).
@@ -32,13 +40,27 @@ pub enum ToolSource {
 }
 
 impl ToolSource {
-    /// Pi's name for the source (`inline`, `sdk`).
+    /// Pi's name for the source (`builtin`, `inline`, `sdk`).
     pub fn as_pi_str(self) -> &'static str {
         match self {
+            ToolSource::Builtin => "builtin",
             ToolSource::Extension => "inline",
             ToolSource::Custom => "sdk",
         }
     }
+}
+
+/// Which tools a session starts without (Pi's `noTools`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum NoTools {
+    /// No built-in is active at the start; every built-in stays registered, so
+    /// [`AgentSession::set_active_tools`](super::AgentSession::set_active_tools) can turn
+    /// one on. Extension and custom tools are active as usual (Pi's `"builtin"`).
+    Builtin,
+    /// No tool exists at all (an empty allowlist), unless
+    /// [`tools`](super::AgentSessionBuilder::tools) names some (Pi's `"all"`).
+    All,
 }
 
 /// One registered tool.
@@ -57,6 +79,16 @@ impl RegisteredTool {
     /// The tool's name.
     pub fn name(&self) -> &str {
         &self.definition.spec().name
+    }
+
+    /// Pi's `sourceInfo.path` for the tool: `<builtin:NAME>` for a built-in, the
+    /// extension (`<inline:EXT>`) for an extension tool, `<sdk:NAME>` for a custom tool.
+    pub fn source_path(&self) -> String {
+        match self.source {
+            ToolSource::Builtin => format!("<builtin:{}>", self.name()),
+            ToolSource::Extension => self.owner.to_string(),
+            ToolSource::Custom => format!("<sdk:{}>", self.name()),
+        }
     }
 }
 
@@ -135,24 +167,37 @@ pub(crate) fn check_unique<'a>(
     }
 }
 
-/// Builds the filtered registry in source order. Names must already be unique.
+/// Builds the filtered registry: the built-ins in their order, then every other tool in
+/// source order, a tool with a built-in's name taking that built-in's place (Pi's
+/// `Map.set` on the built-ins' map). Names of the other tools must already be unique.
 pub(crate) fn build_registry(
-    tools: impl IntoIterator<Item = RegisteredTool>,
+    builtins: &[RegisteredTool],
+    others: impl IntoIterator<Item = RegisteredTool>,
     filter: &ToolFilter,
 ) -> Vec<RegisteredTool> {
-    tools
-        .into_iter()
-        .filter(|t| filter.allows(t.name()))
-        .collect()
+    let mut registry: Vec<RegisteredTool> = builtins.to_vec();
+    for tool in others {
+        match registry.iter_mut().find(|t| t.name() == tool.name()) {
+            Some(slot) => *slot = tool,
+            None => registry.push(tool),
+        }
+    }
+    registry.retain(|t| filter.allows(t.name()));
+    registry
 }
 
 /// How the active list is recomputed after the registry changed.
 pub(crate) enum Refresh<'a> {
-    /// Construction: requested names, then every registered tool (Pi's
-    /// `includeAllExtensionTools`).
+    /// Construction (Pi's `includeAllExtensionTools`): the initially requested names,
+    /// then, with an allowlist, every registered tool in registry order, and without one,
+    /// every extension and custom tool in source order.
     IncludeAll {
-        /// The allowlist as requested names (in its order).
+        /// The names asked for first: the allowlist, or the built-ins active by default
+        /// (none under `no_tools`), without the excluded names.
         requested: &'a [String],
+        /// The extension and custom tools' names, in source order (extensions in load
+        /// order, then custom tools).
+        extension_and_custom: &'a [String],
     },
     /// A tool registered at run time: the previous active names, then names new to
     /// the registry.
@@ -178,9 +223,16 @@ pub(crate) fn next_active(
         }
     };
     match refresh {
-        Refresh::IncludeAll { requested } => {
+        Refresh::IncludeAll {
+            requested,
+            extension_and_custom,
+        } => {
             requested.iter().for_each(|n| push(n));
-            registry.iter().for_each(|t| push(t.name()));
+            if filter.allowed.is_some() {
+                registry.iter().for_each(|t| push(t.name()));
+            } else {
+                extension_and_custom.iter().for_each(|n| push(n));
+            }
         }
         Refresh::Runtime {
             previous_active,
@@ -241,6 +293,17 @@ mod tests {
         v.iter().map(|s| (*s).to_owned()).collect()
     }
 
+    fn with_source(mut tools: Vec<RegisteredTool>, source: ToolSource) -> Vec<RegisteredTool> {
+        for t in &mut tools {
+            t.source = source;
+        }
+        tools
+    }
+
+    fn names(registry: &[RegisteredTool]) -> Vec<String> {
+        registry.iter().map(|t| t.name().to_owned()).collect()
+    }
+
     #[test]
     fn construction_activates_the_allowlist_order_then_the_registry_order() {
         let registry = tools(&["a", "b", "c"]);
@@ -248,16 +311,69 @@ mod tests {
             allowed: Some(strings(&["c", "a", "zz"])),
             excluded: HashSet::new(),
         };
-        let registry = build_registry(registry, &filter);
+        let registry = build_registry(&[], registry, &filter);
         let requested = strings(&["c", "a", "zz"]);
         let active = next_active(
             &registry,
             &filter,
             Refresh::IncludeAll {
                 requested: &requested,
+                extension_and_custom: &strings(&["a", "b", "c"]),
             },
         );
         assert_eq!(active, ["c", "a"]);
+    }
+
+    #[test]
+    fn a_shadowing_tool_takes_the_builtin_place_and_sources_are_reported() {
+        let builtins = with_source(tools(&["read", "bash", "grep"]), ToolSource::Builtin);
+        let mut others = with_source(tools(&["zz", "read"]), ToolSource::Custom);
+        others[0].source = ToolSource::Extension;
+        others[0].owner = ToolOwner::new("<inline:ext>");
+        let registry = build_registry(&builtins, others, &ToolFilter::default());
+        assert_eq!(names(&registry), ["read", "bash", "grep", "zz"]);
+        let paths: Vec<String> = registry.iter().map(RegisteredTool::source_path).collect();
+        assert_eq!(
+            paths,
+            [
+                "<sdk:read>",
+                "<builtin:bash>",
+                "<builtin:grep>",
+                "<inline:ext>"
+            ]
+        );
+        assert_eq!(registry[1].source.as_pi_str(), "builtin");
+        // Without an allowlist, construction adds extension and custom tools in source
+        // order after the requested built-ins (Pi's `includeAllExtensionTools`).
+        let active = next_active(
+            &registry,
+            &ToolFilter::default(),
+            Refresh::IncludeAll {
+                requested: &[],
+                extension_and_custom: &strings(&["zz", "read"]),
+            },
+        );
+        assert_eq!(active, ["zz", "read"]);
+        let active = next_active(
+            &registry,
+            &ToolFilter::default(),
+            Refresh::IncludeAll {
+                requested: &strings(&["read", "bash", "edit"]),
+                extension_and_custom: &strings(&["zz", "read"]),
+            },
+        );
+        assert_eq!(active, ["read", "bash", "zz"]);
+    }
+
+    #[test]
+    fn filters_apply_to_builtins_by_name() {
+        let builtins = with_source(tools(&["read", "bash", "grep"]), ToolSource::Builtin);
+        let filter = ToolFilter {
+            allowed: None,
+            excluded: ["bash".to_owned()].into_iter().collect(),
+        };
+        let registry = build_registry(&builtins, tools(&["bash"]), &filter);
+        assert_eq!(names(&registry), ["read", "grep"]);
     }
 
     #[test]

@@ -58,6 +58,10 @@ pub(crate) struct Shared {
     pub(crate) state: Mutex<State>,
     pub(crate) cwd: std::path::PathBuf,
     pub(crate) custom_tools: Vec<Arc<dyn AgentTool>>,
+    /// The host's built-in tools, in registry order (before filtering and shadowing).
+    pub(crate) builtins: Vec<RegisteredTool>,
+    /// The names asked for first at construction (Pi's `initialActiveToolNames`).
+    pub(crate) initial_active: Vec<String>,
     pub(crate) filter: ToolFilter,
     pub(crate) prompt: SystemPrompt,
     pub(crate) store: SessionManager,
@@ -76,6 +80,8 @@ pub(crate) struct SharedParts {
     pub(crate) mode: Mode,
     pub(crate) ui: Option<Arc<dyn ExtensionUi>>,
     pub(crate) custom_tools: Vec<Arc<dyn AgentTool>>,
+    pub(crate) builtins: Vec<RegisteredTool>,
+    pub(crate) initial_active: Vec<String>,
     pub(crate) filter: ToolFilter,
     pub(crate) prompt: SystemPrompt,
     pub(crate) owners: Vec<ToolOwner>,
@@ -107,6 +113,8 @@ impl Shared {
             }),
             cwd: parts.cwd,
             custom_tools: parts.custom_tools,
+            builtins: parts.builtins,
+            initial_active: parts.initial_active,
             filter: parts.filter,
             prompt: parts.prompt,
             store: SessionManager::in_memory(),
@@ -138,7 +146,8 @@ impl Shared {
         lock(&self.state).active.clone()
     }
 
-    /// Every tool with its owner, in registry order before filtering.
+    /// Every extension and custom tool with its owner, in source order before filtering
+    /// (the built-ins are [`Shared::builtins`]).
     pub(crate) fn all_sources(state: &State, custom: &[Arc<dyn AgentTool>]) -> Vec<RegisteredTool> {
         let custom_owner = ToolOwner::new(CUSTOM_TOOLS_OWNER);
         let mut tools: Vec<RegisteredTool> = Vec::new();
@@ -165,20 +174,22 @@ impl Shared {
     pub(crate) fn initialize(self: &Arc<Self>) -> Result<(), SessionError> {
         let mut state = lock(&self.state);
         let sources = Self::all_sources(&state, &self.custom_tools);
-        for tool in &sources {
+        for tool in self.builtins.iter().chain(&sources) {
             check_tool_name(tool.name()).map_err(|error| SessionError::InvalidToolName {
                 owner: tool.owner.clone(),
                 error,
             })?;
         }
         check_unique(sources.iter().map(|t| (&t.owner, &t.definition)))?;
-        let registry = build_registry(sources, &self.filter);
-        let requested = self.filter.allowed.clone().unwrap_or_default();
+        let extension_and_custom: Vec<String> =
+            sources.iter().map(|t| t.name().to_owned()).collect();
+        let registry = build_registry(&self.builtins, sources, &self.filter);
         let active = next_active(
             &registry,
             &self.filter,
             Refresh::IncludeAll {
-                requested: &requested,
+                requested: &self.initial_active,
+                extension_and_custom: &extension_and_custom,
             },
         );
         state.registry = self.wrap(registry);
@@ -282,7 +293,11 @@ impl Shared {
             .map(|e| e.tool.name().to_owned())
             .collect();
         let previous_active = Arc::clone(&state.active);
-        let registry = build_registry(Self::all_sources(&state, &self.custom_tools), &self.filter);
+        let registry = build_registry(
+            &self.builtins,
+            Self::all_sources(&state, &self.custom_tools),
+            &self.filter,
+        );
         let active = next_active(
             &registry,
             &self.filter,
