@@ -16,13 +16,8 @@ use std::process::Command;
 
 use serde_json::Value;
 
-/// Scenarios where pi-tool does not yet do what Pi does, with the reason.
-const KNOWN_GAPS: &[(&str, &str)] = &[(
-    "edit-validation-errors",
-    "pi-ai runs TypeBox's Value.Convert before validating, which wraps a non-array value in \
-     an array (`edits: \"not json\"` fails as `edits.0: must be object`); pi_tool::schema \
-     implements pi-ai's coerceWithJsonSchema only and reports `edits: must be array`",
-)];
+/// Scenarios where pi-tool does not yet do what Pi does, with the reason (none today).
+const KNOWN_GAPS: &[(&str, &str)] = &[];
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")

@@ -1,6 +1,7 @@
 //! `find`: file and directory names matching a glob, with the walk `fd` does for Pi
 //! (`--glob --hidden`, `.gitignore` applied, `--full-path` for patterns with `/`).
 
+use std::collections::BinaryHeap;
 use std::path::{Path, PathBuf};
 
 use globset::GlobBuilder;
@@ -112,7 +113,11 @@ pub(crate) fn run_blocking(
         .follow_links(false)
         .require_git(inside_git_repo(&search_path))
         .add_custom_ignore_filename(".fdignore");
-    let mut found: Vec<(PathBuf, bool)> = Vec::new();
+    // fd sorts what it found within its buffering time (all of it, for any tree it walks
+    // in that time), and stops after `--max-results`: only the first `max` paths in path
+    // order can be shown, so only those are kept (a directory of a million entries holds
+    // `max` paths here, not a million).
+    let mut found: BinaryHeap<(PathBuf, bool)> = BinaryHeap::new();
     for entry in builder.build() {
         if signal.is_aborted() {
             return Err(ToolError::new("Operation aborted"));
@@ -129,17 +134,20 @@ pub(crate) fn run_blocking(
                 .is_some_and(|name| glob.is_match(Path::new(name)))
         };
         if matched {
+            if found.len() >= max && found.peek().is_some_and(|(last, _)| path >= last.as_path()) {
+                continue;
+            }
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
             found.push((path.to_path_buf(), is_dir));
+            if found.len() > max {
+                found.pop();
+            }
         }
     }
     if found.is_empty() {
         return Ok(("No files found matching pattern".to_owned(), None));
     }
-    // fd sorts what it found within its buffering time (all of it, for any tree it walks
-    // in that time), and stops after `--max-results`.
-    found.sort_by(|a, b| a.0.cmp(&b.0));
-    found.truncate(max);
+    let mut found = found.into_sorted_vec();
     let max = if limit.is_finite() {
         limit.ceil() as usize
     } else {

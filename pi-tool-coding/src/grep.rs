@@ -8,7 +8,7 @@ use std::sync::{Mutex, PoisonError};
 
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::sinks::Bytes;
-use grep_searcher::{BinaryDetection, SearcherBuilder};
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use ignore::overrides::OverrideBuilder;
 use ignore::{WalkBuilder, WalkState};
 use pi_tool_core::{AbortSignal, JsonSchema, ToolError};
@@ -100,25 +100,30 @@ fn walk_builder(root: &Path, glob: Option<&str>) -> Result<WalkBuilder, ToolErro
     Ok(builder)
 }
 
-/// Searches one file: its matching lines, at most `cap`, and the error that stopped it.
-fn search_file(
-    matcher: &grep_regex::RegexMatcher,
-    path: &Path,
-    explicit: bool,
-    cap: u64,
-    signal: &AbortSignal,
-) -> (Vec<Match>, Option<String>) {
-    // A file named by the caller is searched whole, NUL bytes and all (ripgrep prints its
-    // lines as they are); a file met in a directory walk is skipped at its first NUL
-    // (ripgrep's binary-file rule).
-    let mut searcher = SearcherBuilder::new()
+/// A searcher as ripgrep configures one. A file named by the caller is searched whole,
+/// NUL bytes and all (ripgrep prints its lines as they are); a file met in a directory
+/// walk is skipped at its first NUL (ripgrep's binary-file rule).
+fn searcher(explicit: bool) -> Searcher {
+    SearcherBuilder::new()
         .line_number(true)
         .binary_detection(if explicit {
             BinaryDetection::none()
         } else {
             BinaryDetection::quit(b'\0')
         })
-        .build();
+        .build()
+}
+
+/// Searches one file: its matching lines, at most `cap`, and the error that stopped it.
+/// The searcher is reused across files (one per walker thread, as ripgrep keeps one):
+/// building one allocates and clears its 64 KB buffer.
+fn search_file(
+    searcher: &mut Searcher,
+    matcher: &grep_regex::RegexMatcher,
+    path: &Path,
+    cap: u64,
+    signal: &AbortSignal,
+) -> (Vec<Match>, Option<String>) {
     let mut found = Vec::new();
     let result = searcher.search_path(
         matcher,
@@ -163,6 +168,7 @@ fn search_tree(
         .build_parallel()
         .run(|| {
             let collected = &collected;
+            let mut searcher = searcher(false);
             Box::new(move |entry| {
                 if signal.is_aborted() {
                     return WalkState::Quit;
@@ -177,8 +183,7 @@ fn search_tree(
                 if !entry.file_type().is_some_and(|t| t.is_file()) {
                     return WalkState::Continue;
                 }
-                let (found, error) =
-                    search_file(matcher, entry.path(), entry.depth() == 0, cap, signal);
+                let (found, error) = search_file(&mut searcher, matcher, entry.path(), cap, signal);
                 let mut state = lock(collected);
                 if let Some(error) = error {
                     state.errors.push(error);
@@ -259,7 +264,13 @@ pub(crate) fn run_blocking(
             signal,
         )?
     } else {
-        let (found, error) = search_file(&matcher, &search_path, true, limit_count, signal);
+        let (found, error) = search_file(
+            &mut searcher(true),
+            &matcher,
+            &search_path,
+            limit_count,
+            signal,
+        );
         let reached = found.len() as u64 >= limit_count;
         (found, reached, error.into_iter().collect())
     };

@@ -19,11 +19,15 @@
 //! 2. **Drop placeholder nulls** (`normalizeOptionalNulls`, module `nulls`): an optional property
 //!    sent as `null` is deleted, because strict provider modes make models send `null` for
 //!    "absent".
-//! 3. **Coerce** (`coerceWithJsonSchema`, module `coerce`): `"24"` for a number becomes 24, `1`
+//! 3. **Convert, if asked** (TypeBox's `Value.Convert`, module `convert`): only for a schema
+//!    made with [`ToolSchema::with_typebox_convert`], standing for a tool whose Pi
+//!    counterpart has a TypeBox schema (Pi's coding tools); a non-array becomes a one-item
+//!    array where the schema wants an array, and TypeBox's looser primitive rules apply.
+//! 4. **Coerce** (`coerceWithJsonSchema`, module `coerce`): `"24"` for a number becomes 24, `1`
 //!    for a boolean becomes `true`, `42` for a string becomes `"42"`… Models get such details
 //!    wrong all the time, Pi repairs them, and a tool must behave the same under both.
-//! 4. **Validate** with TypeBox 1.3's semantics (the fast check allocates nothing on success).
-//! 5. On failure, **Pi's text** (TypeBox's messages and order, Pi's paths):
+//! 5. **Validate** with TypeBox 1.3's semantics (the fast check allocates nothing on success).
+//! 6. On failure, **Pi's text** (TypeBox's messages and order, Pi's paths):
 //!
 //! ```text
 //! Validation failed for tool "get_weather":
@@ -36,9 +40,10 @@
 //! After a successful check, integral floats (`5.0`) become integers so that serde accepts
 //! them for integer fields (in JavaScript they are the same number).
 //!
-//! Steps 2 and 3 can only change a value the validator rejects, so arguments that already
+//! Steps 2 and 4 can only change a value the validator rejects, so arguments that already
 //! validate skip them (unless the schema has one of the few shapes where Pi reads more than
-//! the validator checks; `tests` compare both paths on every scenario schema). String
+//! the validator checks; `tests` compare both paths on every scenario schema). A schema
+//! with step 3 always takes every step: TypeBox's conversion can change a valid value. String
 //! lengths count as TypeBox 1.3 counts them: UTF-16 code units, except that a combining
 //! mark, variation selector, ZWJ sequence or flag pair counts as one character with what it
 //! joins, and an astral character (an emoji) counts once.
@@ -72,6 +77,7 @@
 mod check;
 mod coerce;
 mod compile;
+mod convert;
 mod errors;
 mod format;
 
@@ -151,6 +157,8 @@ pub struct ToolSchema {
     compiled: Result<Compiled, ToolSchemaError>,
     root_description: Option<String>,
     warnings: Vec<String>,
+    /// Whether arguments go through TypeBox's `Value.Convert` first (module `convert`).
+    typebox_convert: bool,
 }
 
 impl std::fmt::Debug for ToolSchema {
@@ -226,7 +234,42 @@ impl ToolSchema {
             compiled,
             root_description: None,
             warnings: Vec::new(),
+            typebox_convert: false,
         }
+    }
+
+    /// This schema, with TypeBox's `Value.Convert` run on the arguments before Pi's
+    /// coercion, as pi-ai runs it for a tool whose parameters are a TypeBox schema (Pi's
+    /// own coding tools are). For a plain JSON schema Pi's Convert does nothing, which is
+    /// why it is off by default. The main visible effect: where the schema wants an array
+    /// (one `items` schema), a value that is not one becomes a one-item array, so
+    /// `"edits": "x"` fails as `edits.0: must be object`, as in Pi; blank strings become 0
+    /// for numbers, `"TRUE"`/`"1"` become `true`, `null` becomes `"null"` for strings.
+    /// The rules are listed in TypeBox's order in the `schema` module's source
+    /// (`convert.rs`).
+    ///
+    /// ```
+    /// use pi_tool_core::json;
+    /// use pi_tool_core::schema::ToolSchema;
+    ///
+    /// let schema = ToolSchema::from_json(json!({
+    ///     "type": "object",
+    ///     "properties": {"tags": {"type": "array", "items": {"type": "string"}}},
+    ///     "required": ["tags"]
+    /// }));
+    /// assert!(schema.validate("t", &json!({"tags": "solo"})).is_err());
+    /// let schema = schema.with_typebox_convert();
+    /// assert_eq!(schema.validate("t", &json!({"tags": "solo"})).unwrap(), json!({"tags": ["solo"]}));
+    /// ```
+    #[must_use]
+    pub fn with_typebox_convert(mut self) -> ToolSchema {
+        self.typebox_convert = true;
+        self
+    }
+
+    /// Whether [`with_typebox_convert`](Self::with_typebox_convert) is on.
+    pub fn converts_like_typebox(&self) -> bool {
+        self.typebox_convert
     }
 
     /// A schema that cannot be used: every call fails with `reason` (see [`Self::error`]).
@@ -314,7 +357,9 @@ impl ToolSchema {
         }
         // A value that validates as given is left unchanged by Pi's passes (see
         // `compile::pi_is_transparent`): skip them.
-        if compiled.pi_transparent && check::accepts(compiled, 0, &args) {
+        // TypeBox's conversion can change a valid value (its `additionalProperties` pass
+        // reaches declared properties), so a schema that converts takes every step.
+        if compiled.pi_transparent && !self.typebox_convert && check::accepts(compiled, 0, &args) {
             let mut args = args;
             if shape.has_integral_float {
                 integralize(args.to_mut());
@@ -343,6 +388,11 @@ impl ToolSchema {
     ) -> Result<Value, ToolError> {
         let mut value = args.clone();
         nulls::normalize(compiled, 0, &mut value, 0);
+        if self.typebox_convert && value.is_object() {
+            // pi-ai drops Convert's return value: only what it changes inside the root
+            // object counts (an object root is converted in place).
+            convert::convert_root(compiled, &mut value);
+        }
         coerce::coerce(compiled, 0, &mut value, 0);
         if check::accepts(compiled, 0, &value) {
             integralize(&mut value);

@@ -7,6 +7,7 @@ mod differences;
 mod keywords;
 mod limits;
 mod shortcut;
+mod typebox;
 
 use serde_json::{Value, json};
 
