@@ -373,11 +373,41 @@ pub async fn run_session_layer(s: &Value) -> Value {
     let faux = crate::scenario::scripted_model(s, &recorder, prompt_view);
 
     let slot: Arc<Mutex<Option<AgentSession>>> = Arc::default();
+    // Pi's runner works in a fresh empty directory (`<tmp>/pi-conformance-*/work`), which
+    // is what a built-in such as `ls` would see; no output may name it.
+    let root = std::env::temp_dir().join(format!(
+        "pi-tool-conformance-{}-{}",
+        std::process::id(),
+        NEXT_ROOT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    let cwd = root.join("work");
+    if let Err(error) = std::fs::create_dir_all(&cwd) {
+        return json!({"id": id, "error": format!("cannot create {}: {error}", cwd.display())});
+    }
+    let output = run_in(id, host, recorder, cfg, prompt, faux, slot, &cwd).await;
+    let _ = std::fs::remove_dir_all(&root);
+    output
+}
+
+/// Numbers the scenario directories of one process.
+static NEXT_ROOT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+#[allow(clippy::too_many_arguments)]
+async fn run_in(
+    id: Value,
+    host: Arc<Host>,
+    recorder: crate::record::Recorder,
+    cfg: Value,
+    prompt: String,
+    faux: FauxModel,
+    slot: Arc<Mutex<Option<AgentSession>>>,
+    cwd: &std::path::Path,
+) -> Value {
     // Pi's session always has its built-in coding tools: the scenarios' registries list
     // them, and `noTools` / `tools` / `excludeTools` decide which exist and are active.
     let mut builder = AgentSession::builder(Arc::new(faux))
         .model(FauxModel::model())
-        .cwd("/conformance")
+        .cwd(cwd)
         .builtin_tools(
             pi_tool_coding::builtin_tools(),
             pi_tool_coding::CODING_TOOL_NAMES,
