@@ -70,6 +70,9 @@
 #![warn(missing_docs)]
 
 mod call;
+#[cfg(feature = "client")]
+#[cfg_attr(docsrs, doc(cfg(feature = "client")))]
+pub mod client;
 mod convert;
 mod disconnect;
 mod framing;

@@ -1,0 +1,355 @@
+//! One MCP tool as an [`AgentTool`].
+
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::Duration;
+
+use pi_tool_core::schema::{ToolSchema, normalize};
+use pi_tool_core::{
+    AgentTool, JsonToolResult, ToolAnnotations, ToolError, ToolExecutionMode, ToolInvocation,
+    ToolSpec, Value, async_trait,
+};
+use rmcp::RoleClient;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
+    ElicitRequestParams, InputRequest as McpInputRequest, InputResponses, ServerResult,
+};
+use rmcp::service::{PeerRequestOptions, RequestHandle, ServiceError};
+use sha2::{Digest, Sha256};
+
+use super::result::{progress_update, tool_result};
+use super::toolset::{Connection, State};
+
+/// How many input-required rounds (2026-07-28) one call may take.
+const MAX_INPUT_ROUNDS: usize = 8;
+
+/// How long the cancellation of an aborted call may take to send.
+const CANCEL_SEND: Duration = Duration::from_secs(1);
+
+/// A tool of an MCP server.
+pub(crate) struct McpTool {
+    pub(crate) spec: ToolSpec,
+    pub(crate) original: String,
+    pub(crate) digest: String,
+    output: Option<Arc<ToolSchema>>,
+    conn: Arc<Connection>,
+    /// Weak: the toolset's state holds its tools. Gone with the toolset, after which
+    /// nothing can change the pinned definitions any more.
+    state: Weak<Mutex<State>>,
+}
+
+/// The digest a tool's definition is pinned by: its name, description, input schema,
+/// output schema and annotations, as the server listed them.
+pub(crate) fn digest(tool: &rmcp::model::Tool) -> String {
+    let pinned = serde_json::json!({
+        "name": tool.name,
+        "description": tool.description,
+        "inputSchema": tool.input_schema,
+        "outputSchema": tool.output_schema,
+        "annotations": tool.annotations,
+    });
+    let hash = Sha256::digest(pinned.to_string().as_bytes());
+    hash.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The server's schema through our pipeline: normalised like a generated one, then
+/// compiled; one that cannot be used makes every call fail with the reason.
+fn input_schema(server: &str, tool: &rmcp::model::Tool) -> ToolSchema {
+    let raw = Value::Object((*tool.input_schema).clone());
+    match normalize(raw.clone()) {
+        Ok(normalized) => ToolSchema::from_json(normalized.schema),
+        Err(error) => {
+            tracing::warn!(
+                target: "pi_tool_mcp::client",
+                "MCP server `{server}`: the input schema of {} cannot be normalised ({error}); used as given",
+                tool.name
+            );
+            ToolSchema::from_json(raw)
+        }
+    }
+}
+
+/// The effects we use for a tool of a server with this trust.
+fn effects(tool: &rmcp::model::Tool, trusted: bool) -> ToolAnnotations {
+    let mut effects = ToolAnnotations::new();
+    if let Some(a) = &tool.annotations {
+        effects.read_only = a.read_only_hint;
+        effects.destructive = a.destructive_hint;
+        effects.idempotent = a.idempotent_hint;
+        effects.open_world = a.open_world_hint;
+        if let Some(title) = &a.title {
+            effects = effects.title(title.clone());
+        }
+    }
+    if !trusted {
+        effects.read_only = Some(false);
+        effects.destructive = Some(true);
+        effects.open_world = Some(true);
+    }
+    effects
+}
+
+impl McpTool {
+    pub(crate) fn new(
+        conn: Arc<Connection>,
+        state: Weak<Mutex<State>>,
+        name: String,
+        tool: &rmcp::model::Tool,
+        trusted: bool,
+        timeout: Option<Duration>,
+    ) -> Self {
+        let server = conn.server_name.as_str();
+        let mut spec = ToolSpec::new(
+            name,
+            tool.description.as_deref().unwrap_or_default(),
+            Arc::new(input_schema(server, tool)),
+        );
+        let title = tool
+            .title
+            .clone()
+            .or_else(|| tool.annotations.as_ref().and_then(|a| a.title.clone()));
+        spec = spec.label(title.unwrap_or_else(|| tool.name.to_string()));
+        spec = spec.annotations(effects(tool, trusted));
+        if let Some(timeout) = timeout {
+            spec = spec.timeout(timeout);
+        }
+        let meta = tool.meta.as_ref().map(|m| &m.0);
+        let pi_meta =
+            |key: &str| meta.and_then(|m| m.get(&format!("{}{key}", crate::TOOL_META_PREFIX)));
+        if trusted {
+            if let Some(snippet) = pi_meta("promptSnippet").and_then(Value::as_str) {
+                spec = spec.prompt_snippet(snippet);
+            }
+            if let Some(lines) = pi_meta("promptGuidelines").and_then(Value::as_array) {
+                for line in lines.iter().filter_map(Value::as_str) {
+                    spec = spec.prompt_guideline(line);
+                }
+            }
+        }
+        // Sequential only makes a call safer, so it is honoured from anyone.
+        if pi_meta("executionMode").and_then(Value::as_str) == Some("sequential") {
+            spec = spec.execution_mode(ToolExecutionMode::Sequential);
+        }
+        let output = tool.output_schema.as_ref().map(|schema| {
+            let schema = Value::Object((**schema).clone());
+            Arc::new(match normalize(schema.clone()) {
+                Ok(normalized) => ToolSchema::from_json(normalized.schema),
+                Err(_) => ToolSchema::from_json(schema),
+            })
+        });
+        McpTool {
+            spec,
+            original: tool.name.to_string(),
+            digest: digest(tool),
+            output,
+            conn,
+            state,
+        }
+    }
+
+    fn error(&self, message: impl std::fmt::Display) -> ToolError {
+        ToolError::new(format!("MCP server `{}`: {message}", self.conn.server_name))
+    }
+
+    /// Refuses the call when the server's current definition of the tool is not the one
+    /// this tool was approved with.
+    fn check_pinned(&self) -> Result<(), ToolError> {
+        let Some(state) = self.state.upgrade() else {
+            return Ok(());
+        };
+        let state = state.lock().unwrap_or_else(PoisonError::into_inner);
+        state
+            .callable(&self.original, &self.digest)
+            .map_err(|why| self.error(format!("tool {} {why}", self.spec.name)))
+    }
+
+    /// Why the connection is gone, for an error.
+    async fn closed(&self, during_call: bool) -> ToolError {
+        let why = self.conn.close_reason().await;
+        if during_call {
+            self.error(format!(
+                "the connection ended during the call of {}: {why}",
+                self.spec.name
+            ))
+        } else {
+            self.error(format!("not connected: {why}"))
+        }
+    }
+
+    /// Sends one `tools/call` and waits for its answer, with progress and abort.
+    async fn round(
+        &self,
+        params: CallToolRequestParams,
+        call: &ToolInvocation<'_>,
+    ) -> Result<ServerResult, ToolError> {
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let handle: RequestHandle<RoleClient> = match self
+            .conn
+            .peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await
+        {
+            Ok(handle) => handle,
+            Err(_) => return Err(self.closed(false).await),
+        };
+        let (_route, mut progress) = self.conn.handler.route(handle.progress_token.clone());
+        let mut cancel = CancelOnDrop {
+            peer: handle.peer.clone(),
+            id: Some(handle.id.clone()),
+        };
+        let response = handle.await_response();
+        tokio::pin!(response);
+        let mut listening = true;
+        let outcome = loop {
+            tokio::select! {
+                outcome = &mut response => break outcome,
+                changed = progress.changed(), if listening => match changed {
+                    Ok(()) => {
+                        let update = progress.borrow_and_update().as_ref().map(progress_update);
+                        if let Some(update) = update {
+                            call.on_update.call_json(update);
+                        }
+                    }
+                    Err(_) => listening = false,
+                },
+                () = call.signal.aborted() => {
+                    cancel.send("aborted by the client").await;
+                    return Err(ToolError::aborted());
+                }
+            }
+        };
+        cancel.id = None;
+        match outcome {
+            Ok(result) => Ok(result),
+            Err(ServiceError::McpError(error)) => Err(self.error(format!(
+                "the call of {} failed: {} (JSON-RPC error {})",
+                self.spec.name, error.message, error.code.0
+            ))),
+            Err(ServiceError::TransportClosed | ServiceError::TransportSend(_)) => {
+                Err(self.closed(true).await)
+            }
+            Err(other) => {
+                Err(self.error(format!("the call of {} failed: {other}", self.spec.name)))
+            }
+        }
+    }
+
+    /// Answers a 2026-07-28 input-required result's requests.
+    async fn answer_inputs(
+        &self,
+        requests: rmcp::model::InputRequests,
+    ) -> Result<InputResponses, ToolError> {
+        let mut responses = InputResponses::new();
+        for (key, request) in requests {
+            let answer = match request {
+                McpInputRequest::Elicitation(request) => {
+                    let params: ElicitRequestParams = request.params;
+                    let result = self.conn.handler.answer_elicitation(params).await;
+                    serde_json::to_value(result).map_err(|e| self.error(e))?
+                }
+                McpInputRequest::ListRoots(_) => serde_json::json!({"roots": []}),
+                McpInputRequest::CreateMessage(_) | _ => {
+                    return Err(self.error(format!(
+                        "tool {} asked for sampling (a model call), which this client does \
+                         not provide",
+                        self.spec.name
+                    )));
+                }
+            };
+            responses.insert(key, answer);
+        }
+        Ok(responses)
+    }
+}
+
+/// Sends `notifications/cancelled` for a request whose caller gave up, also when the
+/// call's future is dropped (a timeout of the call path).
+struct CancelOnDrop {
+    peer: rmcp::Peer<RoleClient>,
+    id: Option<rmcp::model::RequestId>,
+}
+
+impl CancelOnDrop {
+    async fn send(&mut self, reason: &str) {
+        if let Some(id) = self.id.take() {
+            let note = CancelledNotificationParam::new(Some(id), Some(reason.to_owned()));
+            let _ = tokio::time::timeout(CANCEL_SEND, self.peer.notify_cancelled(note)).await;
+        }
+    }
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            let peer = self.peer.clone();
+            runtime.spawn(async move {
+                let note = CancelledNotificationParam::new(
+                    Some(id),
+                    Some("the call was dropped".to_owned()),
+                );
+                let _ = tokio::time::timeout(CANCEL_SEND, peer.notify_cancelled(note)).await;
+            });
+        }
+    }
+}
+
+#[async_trait]
+impl AgentTool for McpTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn execute(&self, call: ToolInvocation<'_>) -> Result<JsonToolResult, ToolError> {
+        self.check_pinned()?;
+        let arguments = match call.params {
+            Value::Object(map) => map.clone(),
+            other => {
+                return Err(self.error(format!(
+                    "tool {} takes an object of arguments, not {other}",
+                    self.spec.name
+                )));
+            }
+        };
+        let _ui = self.conn.handler.enter_call(call.context.as_ref());
+        let mut params =
+            CallToolRequestParams::new(self.original.clone()).with_arguments(arguments);
+        for _ in 0..MAX_INPUT_ROUNDS {
+            match self.round(params.clone(), &call).await? {
+                ServerResult::CallToolResult(result) => {
+                    return tool_result(
+                        &self.conn.server_name,
+                        &self.spec.name,
+                        self.output.as_deref(),
+                        result,
+                    );
+                }
+                ServerResult::InputRequiredResult(required) => {
+                    let responses = self
+                        .answer_inputs(required.input_requests.unwrap_or_default())
+                        .await?;
+                    params.input_responses = (!responses.is_empty()).then_some(responses);
+                    params.request_state = required.request_state;
+                }
+                ServerResult::EmptyResult(_) => {
+                    return tool_result(
+                        &self.conn.server_name,
+                        &self.spec.name,
+                        self.output.as_deref(),
+                        rmcp::model::CallToolResult::success(Vec::new()),
+                    );
+                }
+                _ => {
+                    return Err(self.error(format!(
+                        "the answer to the call of {} is not a tool result",
+                        self.spec.name
+                    )));
+                }
+            }
+        }
+        Err(self.error(format!(
+            "tool {} asked for input more than {MAX_INPUT_ROUNDS} times",
+            self.spec.name
+        )))
+    }
+}
