@@ -15,6 +15,51 @@ pub struct Args {
     pub input: Vec<String>,
     /// `--help`.
     pub help: bool,
+    /// `--mcp '[NAME=]PROGRAM ARGS...'`, repeatable: MCP servers whose tools the agent gets.
+    pub mcp: Vec<McpArg>,
+}
+
+/// One `--mcp` server: a program and its arguments, split on whitespace (no shell).
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpArg {
+    /// The server's name in its tools' names (`mcp__NAME__tool`): `NAME=` if given, else
+    /// the program's file name.
+    pub name: String,
+    /// The program.
+    pub program: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+}
+
+impl McpArg {
+    fn parse(spec: &str) -> Result<McpArg, String> {
+        let (name, command) = match spec.split_once('=') {
+            Some((name, command))
+                if !name.is_empty()
+                    && name
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') =>
+            {
+                (Some(name.to_owned()), command)
+            }
+            _ => (None, spec),
+        };
+        let mut words = command.split_whitespace().map(str::to_owned);
+        let Some(program) = words.next() else {
+            return Err("--mcp needs a program, e.g. --mcp 'fs=npx -y @modelcontextprotocol/server-filesystem .'".to_owned());
+        };
+        let name = name.unwrap_or_else(|| {
+            std::path::Path::new(&program)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| program.clone())
+        });
+        Ok(McpArg {
+            name,
+            program,
+            args: words.collect(),
+        })
+    }
 }
 
 /// The usage text.
@@ -22,6 +67,7 @@ pub const USAGE: &str = "\
 usage: weather-example [CITY]
        weather-example --model PROVIDER/ID [--api API] [--coach] [CITY | PROMPT...]
        weather-example --base-url URL --model ID [--api API] [--no-coach] [CITY | PROMPT...]
+       weather-example --mcp '[NAME=]PROGRAM ARGS...' [--mcp ...] TOOL [JSON]   (faux model)
 
 Without --model the seed runs on the faux model: offline, no key, CITY defaults to Tokyo.
 
@@ -35,6 +81,13 @@ Without --model the seed runs on the faux model: offline, no key, CITY defaults 
   --coach, --no-coach  the aids a small model needs to call a tool (a directive system
                        prompt, one example exchange, a forced tool call while the user
                        has the last word, temperature 0); on by default with --base-url
+
+  --mcp '[NAME=]PROGRAM ARGS...'
+                       an MCP server started as a child (the words are the program and its
+                       arguments; no shell), repeatable: the agent gets its tools, named
+                       mcp__NAME__TOOL (NAME defaults to the program's file name). On the
+                       faux model the words after the flags are a tool to call and its
+                       JSON arguments (default {}); with --model they are the prompt.
 
 A single word is a city (\"What is the weather in CITY?\"); more words are the prompt.";
 
@@ -67,6 +120,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
             "--coach" => parsed.coach = Some(true),
             "--no-coach" => parsed.coach = Some(false),
             "--help" => parsed.help = true,
+            "--mcp" => parsed.mcp.push(McpArg::parse(&value("--mcp")?)?),
             other => return Err(format!("unknown flag {other}\n\n{USAGE}")),
         }
     }
@@ -136,6 +190,37 @@ mod tests {
         );
         assert!(args(&["--base-url", "http://x/v1"]).is_err());
         assert!(args(&["--help"]).unwrap().help);
+    }
+
+    #[test]
+    fn mcp_servers_are_a_program_and_its_words() {
+        let parsed = args(&[
+            "--mcp",
+            "fs=npx -y @modelcontextprotocol/server-filesystem /tmp",
+            "--mcp=/usr/local/bin/weather-mcp",
+            "mcp__fs__list_directory",
+        ])
+        .unwrap();
+        assert_eq!(
+            parsed.mcp,
+            [
+                McpArg {
+                    name: "fs".into(),
+                    program: "npx".into(),
+                    args: vec![
+                        "-y".into(),
+                        "@modelcontextprotocol/server-filesystem".into(),
+                        "/tmp".into()
+                    ],
+                },
+                McpArg {
+                    name: "weather-mcp".into(),
+                    program: "/usr/local/bin/weather-mcp".into(),
+                    args: vec![],
+                },
+            ]
+        );
+        assert!(args(&["--mcp", "  "]).is_err());
     }
 
     #[test]

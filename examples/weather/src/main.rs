@@ -9,6 +9,8 @@
 //! cargo run -p weather-example -- Paris        # faux model, another city
 //! cargo run -p weather-example -- --model anthropic/claude-sonnet-4-5 Paris   # ANTHROPIC_API_KEY
 //! cargo run -p weather-example -- --base-url http://127.0.0.1:18080/v1 --model smol "What is the weather in Tokyo?"
+//! cargo run -p weather-example -- --mcp 'fs=npx -y @modelcontextprotocol/server-filesystem .' \
+//!     mcp__fs__list_directory '{"path": "."}'     # an MCP server's tool, on the faux model
 //! ```
 //!
 //! `--help` lists the flags (see `cli.rs`).
@@ -23,7 +25,8 @@ use pi_tool::agent::{Agent, AgentEvent, AgentOptions};
 use pi_tool::model::{ApiKey, AssistantContent, AssistantMessageEvent, Model, StreamOptions};
 use pi_tool::providers::{Providers, builtin_models};
 use pi_tool::testing::{FauxModel, FauxTurn};
-use pi_tool::{IntoAgentTool, json};
+use pi_tool::{AgentTool, IntoAgentTool, Value, json};
+use pi_tool_mcp::client::{McpServer, McpToolset};
 use weather_example::GetWeather;
 
 /// The seed's own system prompt, for the faux model and large real models.
@@ -42,16 +45,85 @@ async fn main() {
             std::process::exit(2);
         }
     };
+    let toolsets = connect_mcp(&args.mcp).await;
+    let mut tools = vec![GetWeather.into_agent_tool()];
+    for toolset in &toolsets {
+        tools.extend(toolset.tools());
+    }
     let (agent, faux) = match &args.model {
-        None => faux_agent(&args.input),
-        Some(model) => (real_agent(&args, model), None),
+        None if toolsets.is_empty() => faux_agent(&args.input, tools),
+        None => faux_mcp_agent(&args.input, tools),
+        Some(model) => (real_agent(&args, model, tools), None),
     };
     run(agent, faux, cli::prompt(&args.input)).await;
+    for toolset in toolsets {
+        toolset.close().await;
+    }
+}
+
+/// Starts each `--mcp` server and lists its tools (on stderr).
+async fn connect_mcp(servers: &[cli::McpArg]) -> Vec<McpToolset> {
+    let mut toolsets = Vec::new();
+    for server in servers {
+        match McpToolset::connect(McpServer::stdio(
+            server.name.as_str(),
+            server.program.as_str(),
+            &server.args,
+        ))
+        .await
+        {
+            Ok(toolset) => {
+                let names: Vec<String> = toolset
+                    .tools()
+                    .iter()
+                    .map(|t| t.name().to_owned())
+                    .collect();
+                eprintln!("[mcp] {}: {}", toolset.server_name(), names.join(", "));
+                toolsets.push(toolset);
+            }
+            Err(error) => fail(&error.to_string()),
+        }
+    }
+    toolsets
+}
+
+/// The faux model with MCP servers: it calls the tool the command line names, with its
+/// JSON arguments, and then answers with what the tool returned.
+fn faux_mcp_agent(
+    input: &[String],
+    tools: Vec<Arc<dyn AgentTool>>,
+) -> (Agent, Option<Arc<FauxModel>>) {
+    let (tool, arguments) = match input {
+        [tool] => (tool.clone(), json!({})),
+        [tool, arguments] => match serde_json::from_str::<Value>(arguments) {
+            Ok(arguments) => (tool.clone(), arguments),
+            Err(error) => fail(&format!("the arguments of {tool} are not JSON: {error}")),
+        },
+        _ => fail("with --mcp, the faux model calls one tool: give TOOL and its JSON arguments"),
+    };
+    if !tools.iter().any(|t| t.name() == tool) {
+        let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
+        fail(&format!(
+            "no tool {tool}; the agent has {}",
+            names.join(", ")
+        ));
+    }
+    let model = Arc::new(FauxModel::new(vec![FauxTurn::new(vec![
+        AssistantContent::text(format!("Let me call {tool}.")),
+        AssistantContent::tool_call("call_1", tool, arguments),
+    ])]));
+    let agent = Agent::new(
+        AgentOptions::new(model.clone())
+            .model(FauxModel::model())
+            .system_prompt(SEED_SYSTEM_PROMPT)
+            .tools(tools),
+    );
+    (agent, Some(model))
 }
 
 /// The faux model plays the part of an LLM: it asks for `get_weather`, and once the tool
 /// has answered it phrases the answer (pushed by the listener in [`run`]).
-fn faux_agent(input: &[String]) -> (Agent, Option<Arc<FauxModel>>) {
+fn faux_agent(input: &[String], tools: Vec<Arc<dyn AgentTool>>) -> (Agent, Option<Arc<FauxModel>>) {
     let city = match input {
         [] => "Tokyo".to_owned(),
         [city] if !city.trim().contains(char::is_whitespace) => city.clone(),
@@ -68,14 +140,14 @@ fn faux_agent(input: &[String]) -> (Agent, Option<Arc<FauxModel>>) {
         AgentOptions::new(model.clone())
             .model(FauxModel::model())
             .system_prompt(SEED_SYSTEM_PROMPT)
-            .tools(vec![GetWeather.into_agent_tool()]),
+            .tools(tools),
     );
     (agent, Some(model))
 }
 
 /// A registry model (`--model PROVIDER/ID`, its key from the provider's environment
 /// variable) or a model on an OpenAI-compatible server (`--base-url URL --model ID`).
-fn real_agent(args: &cli::Args, model_arg: &str) -> Agent {
+fn real_agent(args: &cli::Args, model_arg: &str, tools: Vec<Arc<dyn AgentTool>>) -> Agent {
     let (mut model, api_key) = match &args.base_url {
         Some(base_url) => {
             // pi-ai requires a key; a local server that checks none accepts any text.
@@ -132,7 +204,7 @@ fn real_agent(args: &cli::Args, model_arg: &str) -> Agent {
     Agent::new(
         options
             .model(model)
-            .tools(vec![GetWeather.into_agent_tool()])
+            .tools(tools)
             .stream_options(stream_options),
     )
 }
@@ -171,11 +243,13 @@ async fn run(agent: Agent, faux: Option<Arc<FauxModel>>, prompt: String) {
                 if let Some(faux) = &faux {
                     let answer = if *is_error {
                         format!("Sorry, I could not look that up: {}", result.text_content())
-                    } else {
+                    } else if &**tool_name == "get_weather" {
                         format!(
                             "According to the demo weather service: {}.",
                             result.text_content()
                         )
+                    } else {
+                        format!("{tool_name} says:\n{}", result.text_content())
                     };
                     faux.push_turns([FauxTurn::text(answer)]);
                 }

@@ -1,0 +1,43 @@
+//! The main example with `--mcp`: the agent gets the tools of
+//! `@modelcontextprotocol/server-filesystem` (from npm, pinned in
+//! `examples/mcp-test-servers/npm/package-lock.json` and installed by the test) and the
+//! faux model calls one of them, as the README shows. Without Node the test is skipped
+//! loudly on a developer machine and fails under CI.
+
+#[path = "../../weather-mcp/tests/npm/mod.rs"]
+mod npm;
+
+use std::path::Path;
+use std::process::Command;
+
+#[test]
+fn the_agent_lists_a_directory_with_the_filesystem_servers_tool() {
+    let Some(packages) = npm::installed("../mcp-test-servers/npm", "the --mcp example test") else {
+        return;
+    };
+    let server = packages.join("node_modules/.bin/mcp-server-filesystem");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let output = Command::new(env!("CARGO_BIN_EXE_weather-example"))
+        .arg("--mcp")
+        .arg(format!("fs={} {}", server.display(), dir.display()))
+        .arg("mcp__fs__list_directory")
+        .arg(format!("{{\"path\": \"{}\"}}", dir.display()))
+        .output()
+        .expect("weather-example runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "{}\n{stdout}\n{stderr}",
+        output.status
+    );
+    assert!(stdout.contains("mcp__fs__list_directory says:"), "{stdout}");
+    assert!(stdout.contains("[FILE] Cargo.toml"), "{stdout}");
+    assert!(stdout.contains("[DIR] src"), "{stdout}");
+    assert!(stderr.contains("[mcp] fs: "), "{stderr}");
+    assert!(stderr.contains("mcp__fs__read_text_file"), "{stderr}");
+    assert!(
+        stderr.contains("[tool done] mcp__fs__list_directory"),
+        "{stderr}"
+    );
+}
