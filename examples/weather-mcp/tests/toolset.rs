@@ -115,3 +115,104 @@ async fn an_abort_cancels_the_lookup_on_the_server() {
     );
     toolset.close().await;
 }
+
+/// `weather-mcp --http 127.0.0.1:0`, killed when dropped, and the URL it serves.
+struct HttpServer(std::process::Child);
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start_http() -> (HttpServer, String) {
+    use std::io::{BufRead, BufReader};
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_weather-mcp"))
+        .args(["--http", "127.0.0.1:0"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("weather-mcp starts");
+    let stderr = child.stderr.take().expect("piped stderr");
+    let server = HttpServer(child);
+    let mut lines = BufReader::new(stderr).lines();
+    let url = loop {
+        let line = lines
+            .next()
+            .expect("weather-mcp prints its address")
+            .expect("readable stderr");
+        if let Some(url) = line.split(" at ").nth(1) {
+            break url.trim().to_owned();
+        }
+    };
+    // Keep draining stderr so the server never blocks on it.
+    std::thread::spawn(move || for _ in lines {});
+    (server, url)
+}
+
+#[tokio::test]
+async fn get_weather_over_streamable_http_at_both_revisions() {
+    let (_server, url) = start_http();
+    for (revision, expected) in [
+        (pi_tool_mcp::client::Revision::Auto, None),
+        (
+            pi_tool_mcp::client::Revision::Initialize,
+            Some("2025-11-25"),
+        ),
+    ] {
+        let toolset = McpToolset::connect(
+            McpServer::http("weather", url.as_str())
+                .bearer_token("not-checked-by-this-server")
+                .header("x-tenant", "tests")
+                .revision(revision)
+                .trusted(true),
+        )
+        .await
+        .expect("weather-mcp over HTTP connects");
+        if let Some(expected) = expected {
+            assert_eq!(toolset.protocol_version(), expected);
+        } else {
+            assert!(
+                ["2026-07-28", "2025-11-25"].contains(&toolset.protocol_version()),
+                "{}",
+                toolset.protocol_version()
+            );
+        }
+        let tool = toolset.tools()[0].clone();
+        let run = call_tool(tool, json!({"city": "Tokyo"})).await;
+        assert_eq!(run.text(), "Tokyo: 24 degrees celsius", "{revision:?}");
+        assert!(
+            !run.json_updates().is_empty(),
+            "progress over HTTP at {revision:?}"
+        );
+        toolset.close().await;
+    }
+}
+
+#[tokio::test]
+async fn an_http_server_that_is_not_there_is_a_clear_connect_error() {
+    let error = McpToolset::connect(
+        McpServer::http("nowhere", "http://127.0.0.1:9/mcp")
+            .bearer_token("secret-token-value")
+            .connect_timeout(Duration::from_secs(10)),
+    )
+    .await
+    .expect_err("nothing listens on port 9");
+    let text = error.to_string();
+    assert!(
+        text.starts_with("MCP server `nowhere`: the handshake failed:"),
+        "{text}"
+    );
+    assert!(!text.contains("secret-token-value"), "{text}");
+    // Nor does the server's Debug show the token.
+    let debug = format!(
+        "{:?}",
+        McpServer::http("x", "http://h/mcp")
+            .bearer_token("secret-token-value")
+            .header("x-key", "secret-header-value")
+    );
+    assert!(
+        !debug.contains("secret-token-value") && !debug.contains("secret-header-value"),
+        "{debug}"
+    );
+}

@@ -55,7 +55,11 @@
 //!
 //! **Transports.** [`McpServer::stdio`] starts a child process (a fixed program and
 //! argument array, its own process group, an allow-listed environment; killed with its
-//! group when the connection is dropped; see `stdio.rs`).
+//! group when the connection is dropped; see `stdio.rs`). [`McpServer::http`] reaches a
+//! server over streamable HTTP (rmcp's client on reqwest with rustls), with a bearer
+//! token ([`McpServer::bearer_token`]) or other headers ([`McpServer::header`]); the
+//! token and header values never appear in `Debug` output or errors. OAuth is not
+//! implemented: a server that answers 401 fails to connect with a message that says so.
 
 mod closed;
 mod handler;
@@ -107,6 +111,27 @@ pub enum Revision {
 #[derive(Debug, Clone)]
 enum Endpoint {
     Stdio(StdioCommand),
+    Http(HttpEndpoint),
+}
+
+/// A streamable HTTP server. Header values and the token are secrets: never in `Debug`
+/// or an error.
+#[derive(Clone)]
+struct HttpEndpoint {
+    url: String,
+    bearer: Option<String>,
+    headers: Vec<(String, String)>,
+}
+
+impl fmt::Debug for HttpEndpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.headers.iter().map(|(n, _)| n.as_str()).collect();
+        f.debug_struct("HttpEndpoint")
+            .field("url", &self.url)
+            .field("bearer", &self.bearer.as_ref().map(|_| "<redacted>"))
+            .field("headers", &names)
+            .finish()
+    }
 }
 
 /// One MCP server to take tools from, and how to treat it.
@@ -131,6 +156,7 @@ impl fmt::Debug for McpServer {
         // No environment values or headers: they may hold secrets.
         let endpoint = match &self.endpoint {
             Endpoint::Stdio(command) => command.display(),
+            Endpoint::Http(http) => http.url.clone(),
         };
         f.debug_struct("McpServer")
             .field("name", &self.name)
@@ -183,6 +209,38 @@ impl McpServer {
         )
     }
 
+    /// A server reached over MCP's streamable HTTP transport at `url` (the MCP endpoint,
+    /// e.g. `https://example.com/mcp`). `name` identifies it in tool names and errors.
+    pub fn http(name: impl Into<String>, url: impl Into<String>) -> Self {
+        McpServer::new(
+            name,
+            Endpoint::Http(HttpEndpoint {
+                url: url.into(),
+                bearer: None,
+                headers: Vec::new(),
+            }),
+        )
+    }
+
+    /// Sends `Authorization: Bearer <token>` with every HTTP request. Ignored for stdio.
+    #[must_use]
+    pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
+        if let Endpoint::Http(http) = &mut self.endpoint {
+            http.bearer = Some(token.into());
+        }
+        self
+    }
+
+    /// Sends the header `name: value` with every HTTP request. Ignored for stdio; a name
+    /// or value HTTP does not allow makes [`McpToolset::connect`] fail.
+    #[must_use]
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        if let Endpoint::Http(http) = &mut self.endpoint {
+            http.headers.push((name.into(), value.into()));
+        }
+        self
+    }
+
     /// The server's name, as given.
     pub fn name(&self) -> &str {
         &self.name
@@ -192,32 +250,36 @@ impl McpServer {
     /// [`DEFAULT_ENV_ALLOWLIST`](pi_tool_core::safety::DEFAULT_ENV_ALLOWLIST) from ours).
     #[must_use]
     pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
-        let Endpoint::Stdio(command) = &mut self.endpoint;
-        command.env.push((key.into(), value.into()));
+        if let Endpoint::Stdio(command) = &mut self.endpoint {
+            command.env.push((key.into(), value.into()));
+        }
         self
     }
 
     /// Passes our value of the variable `key` to a stdio server.
     #[must_use]
     pub fn inherit_env(mut self, key: impl Into<OsString>) -> Self {
-        let Endpoint::Stdio(command) = &mut self.endpoint;
-        command.inherit.push(key.into());
+        if let Endpoint::Stdio(command) = &mut self.endpoint {
+            command.inherit.push(key.into());
+        }
         self
     }
 
     /// Passes our whole environment to a stdio server (secrets included).
     #[must_use]
     pub fn inherit_all_env(mut self) -> Self {
-        let Endpoint::Stdio(command) = &mut self.endpoint;
-        command.inherit_all = true;
+        if let Endpoint::Stdio(command) = &mut self.endpoint {
+            command.inherit_all = true;
+        }
         self
     }
 
     /// The working directory of a stdio server.
     #[must_use]
     pub fn current_dir(mut self, dir: impl Into<PathBuf>) -> Self {
-        let Endpoint::Stdio(command) = &mut self.endpoint;
-        command.current_dir = Some(dir.into());
+        if let Endpoint::Stdio(command) = &mut self.endpoint {
+            command.current_dir = Some(dir.into());
+        }
         self
     }
 

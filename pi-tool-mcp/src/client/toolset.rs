@@ -7,6 +7,7 @@ use std::time::Duration;
 use pi_tool_core::{AbortController, AgentTool};
 use rmcp::model::ProtocolVersion;
 use rmcp::service::{ClientLifecycleMode, RunningService, serve_client_with_lifecycle};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{Peer, RoleClient};
 use tokio::sync::watch;
 
@@ -195,6 +196,26 @@ impl McpToolset {
             Revision::Initialize => ClientLifecycleMode::Initialize,
         };
         let (child, running) = match &server.endpoint {
+            Endpoint::Http(http) => {
+                let config = http_config(&name, http, server.max_message_bytes)?;
+                let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
+                match serve_client_with_lifecycle(handler, transport, lifecycle).await {
+                    Ok(running) => (None, running),
+                    Err(error) => {
+                        let why = if error.is_authorization_required() {
+                            "the server requires authorization (HTTP 401/403); give a token \
+                             with bearer_token (OAuth is not implemented)"
+                                .to_owned()
+                        } else {
+                            error.to_string()
+                        };
+                        return Err(McpClientError::new(
+                            &name,
+                            format!("the handshake failed: {why}"),
+                        ));
+                    }
+                }
+            }
             Endpoint::Stdio(command) => {
                 let (child, transport) = stdio::spawn(
                     command,
@@ -487,4 +508,37 @@ impl McpToolset {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
     }
+}
+
+/// The configuration of rmcp's streamable HTTP client for `http`: its token, headers
+/// and limits.
+fn http_config(
+    name: &str,
+    http: &super::HttpEndpoint,
+    max_message_bytes: usize,
+) -> Result<StreamableHttpClientTransportConfig, McpClientError> {
+    use hyper::header::{HeaderName, HeaderValue};
+
+    let mut headers = std::collections::HashMap::new();
+    for (key, value) in &http.headers {
+        let header = HeaderName::from_bytes(key.as_bytes()).map_err(|_| {
+            McpClientError::new(name, format!("`{key}` is not a valid HTTP header name"))
+        })?;
+        let value = HeaderValue::from_str(value).map_err(|_| {
+            // The value may be a secret: only the header's name is shown.
+            McpClientError::new(
+                name,
+                format!("the value of header `{key}` is not valid in HTTP"),
+            )
+        })?;
+        headers.insert(header, value);
+    }
+    let mut config = StreamableHttpClientTransportConfig::with_uri(http.url.as_str())
+        .custom_headers(headers)
+        .max_sse_event_size(max_message_bytes)
+        .max_json_response_size(max_message_bytes);
+    if let Some(token) = &http.bearer {
+        config = config.auth_header(token.as_str());
+    }
+    Ok(config)
 }
