@@ -50,6 +50,19 @@ fn lower(s: &str) -> String {
     s.to_lowercase()
 }
 
+/// The bytes `ls` sorts a name by: its lower-cased form's collation key.
+fn sort_key(collator: Option<&CollatorBorrowed<'static>>, name: &str) -> Vec<u8> {
+    let lowered = lower(name);
+    match collator {
+        Some(c) => {
+            let mut key = Vec::with_capacity(lowered.len() * 3);
+            let Ok(()) = c.write_sort_key_to(&lowered, &mut key);
+            key
+        }
+        None => lowered.into_bytes(),
+    }
+}
+
 /// Lists, on a blocking thread.
 pub(crate) fn run_blocking(
     params: &LsParams,
@@ -82,21 +95,21 @@ pub(crate) fn run_blocking(
             js::fs_error(&e, "scandir", Some(&dir))
         ))
     })?;
-    let mut names: Vec<(String, String)> = Vec::new();
+    let collator = collator();
+    // Each name's collation key is computed once, so a million entries cost a million
+    // key computations and cheap byte comparisons, not twenty million collations. Keys
+    // compare as the collator does.
+    let mut names: Vec<(Vec<u8>, String)> = Vec::new();
     for entry in read {
         if signal.is_aborted() {
             return Err(ToolError::new("Operation aborted"));
         }
         let Ok(entry) = entry else { continue };
         let name = entry.file_name().to_string_lossy().into_owned();
-        names.push((lower(&name), name));
+        names.push((sort_key(collator.as_ref(), &name), name));
     }
-    let collator = collator();
     // A stable sort: names that compare equal keep the directory's order, as in Pi.
-    names.sort_by(|a, b| match &collator {
-        Some(c) => c.compare(&a.0, &b.0),
-        None => a.0.cmp(&b.0),
-    });
+    names.sort_by(|a, b| a.0.cmp(&b.0));
     let mut results: Vec<String> = Vec::new();
     let mut limit_reached = false;
     for (_, name) in &names {
@@ -139,4 +152,33 @@ pub(crate) fn run_blocking(
     }
     let has = details.entry_limit_reached.is_some() || details.truncation.is_some();
     Ok((output, has.then_some(details)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Sorting by keys gives the order that comparing with the collator gives.
+    #[test]
+    fn keys_sort_as_the_collator_compares() {
+        let collator = collator().expect("root collation");
+        let mut names: Vec<String> = [
+            "b", "B", "a", "A", "_x", "-x", ".x", "x.", "x", "10", "9", "1", "01", "a b", "a\tb",
+            "a-b", "a_b", "ab", "Ab", "é", "e", "E", "f", "ß", "ss", "ǆ", "Ǆ", "ω", "Ω", "日本",
+            "本", "😀", "a😀", "", " ", "~", "!", "#x", "$", "Z", "z", "ﬁ", "fi",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        // Every ordered pair, as the key order and as the collator's.
+        for a in &names {
+            for b in &names {
+                let keys = sort_key(Some(&collator), a).cmp(&sort_key(Some(&collator), b));
+                let compared = collator.compare(&lower(a), &lower(b));
+                assert_eq!(keys, compared, "{a:?} against {b:?}");
+            }
+        }
+        names.sort_by_key(|n| sort_key(Some(&collator), n));
+        assert_eq!(&names[..3], ["", " ", "_x"], "{names:?}");
+    }
 }

@@ -16,8 +16,11 @@ struct Dir(PathBuf);
 
 impl Dir {
     fn new(name: &str) -> Dir {
-        let path =
-            std::env::temp_dir().join(format!("pi-tool-coding-{name}-{}", std::process::id()));
+        Dir::new_in(&std::env::temp_dir(), name)
+    }
+
+    fn new_in(base: &Path, name: &str) -> Dir {
+        let path = base.join(format!("pi-tool-coding-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&path);
         std::fs::create_dir_all(&path).unwrap();
         Dir(std::fs::canonicalize(path).unwrap())
@@ -282,27 +285,84 @@ async fn catastrophic_patterns_are_bounded() {
 
 #[tokio::test]
 async fn huge_directories_keep_the_limits() {
-    let dir = Dir::new("huge");
-    // 20 000 entries stand in for a million: the limits, not the count, bound the output.
-    for i in 0..20_000 {
-        std::fs::File::create(dir.0.join(format!("f{i:05}.txt"))).unwrap();
-    }
+    // A real million: ls reads and sorts every entry, as Pi's readdirSync does, and find
+    // walks them all; only the output is bounded. tmpfs, where there is one, makes the
+    // million entries cheap to create and remove.
+    let shm = Path::new("/dev/shm");
+    let base = if shm.is_dir() && tempfile_ok(shm) {
+        shm.to_path_buf()
+    } else {
+        std::env::temp_dir()
+    };
+    let dir = Dir::new_in(&base, "huge");
+    const ENTRIES: usize = 1_000_000;
+    let seed = dir.0.join("seed");
+    std::fs::write(&seed, b"").unwrap();
+    // Hard links: one syscall per entry, where creating a file is two.
+    std::thread::scope(|s| {
+        for part in 0..2 {
+            let (dir, seed) = (&dir.0, &seed);
+            s.spawn(move || {
+                for i in (part..ENTRIES).step_by(2) {
+                    std::fs::hard_link(seed, dir.join(format!("f{i:07}.txt"))).unwrap();
+                }
+            });
+        }
+    });
+    std::fs::remove_file(&seed).unwrap();
+
+    let started = Instant::now();
     let listed = call("ls", json!({}), &dir.0).await.unwrap();
+    let ls_time = started.elapsed();
     let t = text(&listed);
     assert_eq!(t.lines().filter(|l| l.starts_with('f')).count(), 500);
+    // Sorted, so the first 500 of a million, whatever order the directory holds them in.
+    assert!(
+        t.starts_with("f0000000.txt\nf0000001.txt\n"),
+        "{}",
+        &t[..80]
+    );
     assert!(
         t.ends_with("[500 entries limit reached. Use limit=1000 for more]"),
         "{}",
         &t[t.len() - 80..]
     );
+    assert!(t.len() < 16 * 1024, "ls output of {} bytes", t.len());
+
+    let started = Instant::now();
     let found = call("find", json!({"pattern": "*.txt"}), &dir.0)
         .await
         .unwrap();
+    let find_time = started.elapsed();
     let t = text(&found);
     assert_eq!(t.lines().filter(|l| l.starts_with('f')).count(), 1000);
     // The first thousand in path order: deterministic, where fd's pick is not (§22).
-    assert!(t.starts_with("f00000.txt\nf00001.txt\n"));
+    assert!(t.starts_with("f0000000.txt\nf0000001.txt\n"));
     assert!(t.contains("[1000 results limit reached. Use limit=2000 for more, or refine pattern]"));
+    assert!(t.len() < 32 * 1024, "find output of {} bytes", t.len());
+
+    // An abort stops the walk: the call ends with Pi's abort error, not a full listing.
+    let controller = AbortController::new();
+    let signal = controller.signal();
+    let walk = tokio::spawn({
+        let dir = dir.0.clone();
+        async move { call_with("find", json!({"pattern": "*.md"}), &dir, signal, None).await }
+    });
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    controller.abort();
+    let aborted = tokio::time::timeout(Duration::from_secs(60), walk)
+        .await
+        .expect("an aborted find ends")
+        .unwrap();
+    assert_eq!(aborted.unwrap_err().to_string(), "Operation aborted");
+    eprintln!("1,000,000 entries: ls {ls_time:?}, find {find_time:?}");
+}
+
+fn tempfile_ok(dir: &Path) -> bool {
+    let probe = dir.join(format!("pi-tool-coding-probe-{}", std::process::id()));
+    let ok = std::fs::write(&probe, b"").is_ok();
+    let _ = std::fs::remove_file(&probe);
+    ok
 }
 
 #[tokio::test]
