@@ -13,7 +13,8 @@
 # target), BUDGET_S (2100: optional phases that would end later are skipped), SUBJECTS
 # ("pitool rmcp baseline"; add "core" for the same tools on pi-tool-core alone), COLD_N
 # (50: the tool count of the cold rows).
-# SUMMARY_ONLY=1 re-prints summary.md from $OUT/results.tsv.
+# SUMMARY_ONLY=1 re-prints summary.md from $OUT/results.tsv; METRIC=cpu summarises CPU
+# seconds (user + system) instead of wall seconds.
 set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -39,12 +40,14 @@ unset CARGO_TARGET_DIR CARGO_BUILD_TARGET_DIR RUSTC_WRAPPER CARGO_BUILD_RUSTC_WR
       RUSTC_WORKSPACE_WRAPPER CARGO_INCREMENTAL RUSTFLAGS CARGO_BUILD_JOBS
 
 summarise() { # summary.md from results.tsv and trees.tsv
-python3 - "$OUT/results.tsv" "$OUT/trees.tsv" "${SUBJECTS[*]}" <<'EOF'
+python3 - "$OUT/results.tsv" "$OUT/trees.tsv" "${SUBJECTS[*]}" "${METRIC:-wall}" <<'EOF'
 import csv, statistics, sys
 from collections import defaultdict
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
 trees = {r["subject"]: r for r in csv.DictReader(open(sys.argv[2]), delimiter="\t")}
 subj = sys.argv[3].split()
+# wall: seconds waited; cpu: user + system seconds, which a loaded machine disturbs less.
+col = "cpu_seconds" if sys.argv[4] == "cpu" else "seconds"
 # The first subject is the one measured; rmcp and the baseline are what it is held against.
 me = subj[0]
 samples, compiled, bad, by_rep = defaultdict(list), {}, [], {}
@@ -53,8 +56,8 @@ for r in rows:
     if r["status"] == "FAIL":
         bad.append(f'{r["phase"]} n={r["n"]} {r["subject"]} rep {r["rep"]}: FAILED')
         continue
-    samples[key + (r["subject"],)].append(float(r["seconds"]))
-    by_rep[key + (r["subject"], r["rep"])] = float(r["seconds"])
+    samples[key + (r["subject"],)].append(float(r[col]))
+    by_rep[key + (r["subject"], r["rep"])] = float(r[col])
     if r["phase"].startswith("cold"):
         compiled[r["subject"]] = r["compiled"]
     elif int(r["compiled"]) != 1:
@@ -67,6 +70,7 @@ def spread(phase, n):
                 and (phase, n, "rmcp", k) in by_rep and by_rep[(phase, n, "rmcp", k)] > 0)
     return " ".join(f"{r:.2f}" for r in rs) or "-"
 keys = sorted({k[:2] for k in samples}, key=lambda k: (order.index(k[0]) if k[0] in order else 99, k[1]))
+print(f"{'CPU (user + system)' if col == 'cpu_seconds' else 'wall'} seconds, medians\n")
 print("| measurement | N | " + " | ".join(f"{s} s" for s in subj)
       + f" | {me}/rmcp | {me}/baseline | reps | {me}/rmcp per rep |")
 print("|---|---|" + "---|" * len(subj) + "---|---|---|---|")
@@ -96,7 +100,7 @@ START=$(date +%s)
 elapsed() { echo $(( $(date +%s) - START )); }
 mkdir -p "$OUT/logs"
 RES="$OUT/results.tsv"
-printf 'phase\tn\tsubject\trep\tseconds\tcompiled\tstatus\n' > "$RES"
+printf 'phase\tn\tsubject\trep\tseconds\tcompiled\tstatus\tcpu_seconds\n' > "$RES"
 echo "start $(date -u +%FT%TZ)  load: $(cut -d' ' -f1-3 /proc/loadavg)  nproc: $(nproc)" | tee "$OUT/run.info"
 rustc --version | tee -a "$OUT/run.info"
 echo "pi-tool: $PI_TOOL ($(git -C "$MAIN" rev-parse --short HEAD 2>/dev/null || echo '?'))" | tee -a "$OUT/run.info"
@@ -126,20 +130,22 @@ done
 column -t -s$'\t' "$TREE"
 
 # --- measuring ------------------------------------------------------------------------
-# measure PHASE N SUBJECT REP -- cargo args...: wall seconds (/usr/bin/time %e) and the
-# number of crates cargo compiled (its "Compiling"/"Checking" lines), one row of results.tsv.
+# measure PHASE N SUBJECT REP -- cargo args...: wall seconds (/usr/bin/time %e), CPU
+# seconds (user + system of cargo and every rustc it ran) and the number of crates cargo
+# compiled (its "Compiling"/"Checking" lines), one row of results.tsv.
 measure() {
   local phase=$1 n=$2 s=$3 rep=$4; shift 5
   local log="$OUT/logs/$phase-n$n-$s-$rep.log" tf; tf=$(mktemp)
-  (cd "$OUT/$s" && /usr/bin/time -f %e -o "$tf" cargo "$@" --frozen -p "ct-$s-n$n" >"$log" 2>&1)
-  local rc=$? secs; secs=$(tail -1 "$tf"); rm -f "$tf"
+  (cd "$OUT/$s" && /usr/bin/time -f '%e %U %S' -o "$tf" cargo "$@" --frozen -p "ct-$s-n$n" >"$log" 2>&1)
+  local rc=$? secs cpu; read -r secs user sys < <(tail -1 "$tf"); rm -f "$tf"
+  cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN {printf "%.2f", u + s}')
   local compiled; compiled=$(grep -cE '^ *(Compiling|Checking) ' "$log")
   local status=ok
   if [ $rc -ne 0 ]; then
     status=FAIL; echo "!! $phase n$n $s rep$rep failed (rc $rc); tail of $log:" >&2; tail -30 "$log" >&2
   elif grep -q '^warning' "$log"; then status=warn; fi
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$phase" "$n" "$s" "$rep" "$secs" "$compiled" "$status" >> "$RES"
-  printf '[%5ss] %-14s n=%-3s %-8s rep %s: %6ss  (%s compiled, %s)\n' "$(elapsed)" "$phase" "$n" "$s" "$rep" "$secs" "$compiled" "$status"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$phase" "$n" "$s" "$rep" "$secs" "$compiled" "$status" "$cpu" >> "$RES"
+  printf '[%5ss] %-14s n=%-3s %-8s rep %s: %6ss wall, %6ss cpu  (%s compiled, %s)\n' "$(elapsed)" "$phase" "$n" "$s" "$rep" "$secs" "$cpu" "$compiled" "$status"
 }
 # The subjects in rotated order for repetition REP: noise drifts hit all three alike.
 order() { local r=$(( ($1 - 1) % ${#SUBJECTS[@]} )); echo "${SUBJECTS[@]:$r}" "${SUBJECTS[@]:0:$r}"; }
