@@ -29,12 +29,15 @@ pub use crate::bounds::{
 pub use crate::context::ExtensionContext;
 pub use crate::error::ToolError;
 pub use crate::mode::ToolExecutionMode;
-pub use crate::pack::assert_tool_name;
+pub use crate::pack::{PackItem, assert_tool_name};
 pub use crate::params::NoParams;
 pub use crate::result::{AgentToolResult, IntoToolResult, Json, NoDetails};
 pub use crate::schema::OutputSchema;
 pub use crate::tool::{AgentTool, IntoAgentTool, Tool, ToolAnnotations, ToolInvocation};
 pub use crate::update::OnUpdate;
+
+/// What `tool_pack!` forwards to, with `$crate` as the path to this crate.
+pub use pi_tool_macros::tool_pack_items;
 
 /// What a tool function may return: `Result<T, E>` with `T: IntoToolResult` (an
 /// `AgentToolResult<D>` or text) and `E: Into<ToolError>`.

@@ -422,13 +422,19 @@ const fn str_eq(a: &str, b: &str) -> bool {
     true
 }
 
-/// Builds a [`ToolPack`] from typed tools, checking at compile time that their names are
-/// unique; the owner recorded is the calling crate and module.
+/// Builds a [`ToolPack`] from typed tools and `#[pi_tools]` blocks, checking at compile
+/// time that their names are unique; the owner recorded is the calling crate and module.
 ///
-/// Each item is a unit tool struct (`GetWeather`), or `Type = value` for a tool with state:
+/// Each item is one of:
+/// - a `#[pi_tool]` tool that is a unit struct: `GetWeather`;
+/// - `Type = value` for a tool with state: `GetForecastTool = almanac.get_forecast_tool()`;
+/// - a `#[pi_tools]` block with its state, which brings every tool of the block:
+///   `Almanac = almanac`, where `almanac` is an `Almanac` or an `Arc<Almanac>`.
 ///
 /// ```
-/// use pi_tool_core::{NoParams, ToolError, pi_tool, tool_pack};
+/// use std::sync::Arc;
+///
+/// use pi_tool_core::{NoParams, ToolError, pi_tool, pi_tools, tool_pack};
 /// use pi_tool_core::pack::ToolPack;
 ///
 /// /// Say hello.
@@ -437,17 +443,31 @@ const fn str_eq(a: &str, b: &str) -> bool {
 ///     Ok("hello".to_owned())
 /// }
 ///
-/// /// Say goodbye.
-/// #[pi_tool(name = "goodbye")]
-/// async fn goodbye(_params: NoParams) -> Result<String, ToolError> {
-///     Ok("goodbye".to_owned())
+/// pub struct Greeter {
+///     farewell: String,
 /// }
 ///
-/// let pack: ToolPack = tool_pack![Hello, Goodbye = Goodbye];
-/// assert_eq!(pack.names().collect::<Vec<_>>(), ["hello", "goodbye"]);
+/// #[pi_tools]
+/// impl Greeter {
+///     /// Say goodbye.
+///     #[pi_tool(name = "goodbye")]
+///     async fn goodbye(&self) -> Result<String, ToolError> {
+///         Ok(self.farewell.clone())
+///     }
+///
+///     /// Say goodnight.
+///     #[pi_tool(name = "goodnight")]
+///     async fn goodnight(&self) -> Result<String, ToolError> {
+///         Ok(format!("{}, and goodnight", self.farewell))
+///     }
+/// }
+///
+/// let greeter = Arc::new(Greeter { farewell: "bye".to_owned() });
+/// let pack: ToolPack = tool_pack![Hello, Greeter = greeter];
+/// assert_eq!(pack.names().collect::<Vec<_>>(), ["hello", "goodbye", "goodnight"]);
 /// ```
 ///
-/// Two tools with one name do not compile:
+/// Two tools with one name do not compile: the error is on the second item.
 ///
 /// ```compile_fail,E0277
 /// use pi_tool_core::{NoParams, ToolError, pi_tool, tool_pack};
@@ -460,92 +480,96 @@ const fn str_eq(a: &str, b: &str) -> bool {
 /// #[pi_tool(name = "same")]
 /// async fn two(_params: NoParams) -> Result<String, ToolError> { Ok(String::new()) }
 ///
-/// let pack = tool_pack![One, Two]; // error on `Two`: it has the same tool name as an earlier tool
+/// let pack = tool_pack![One, Two]; // error on `Two`: it has a tool name of an earlier item
 /// ```
+///
+/// A pack built at run time (from [`ToolPack::push`], [`merge`](ToolPack::merge) and the
+/// like) checks names as it goes, and returns a [`PackError`] naming both owners.
 #[macro_export]
 macro_rules! tool_pack {
-    ($($ty:path $(= $value:expr)?),* $(,)?) => {{
-        const _: () = {
-            #[allow(dead_code)]
-            fn __unique_names() {
-                $crate::__tool_pack_unique!([] $($ty),*);
-            }
-        };
-        $crate::pack::pack_of(
-            $crate::pack::ToolOwner::module(::core::env!("CARGO_PKG_NAME"), ::core::module_path!()),
-            ::std::vec![$($crate::IntoAgentTool::into_agent_tool(
-                $crate::__tool_pack_value!($ty $(, $value)?)
-            )),*],
-        )
-    }};
-}
-
-/// Checks each item of a `tool_pack!` against the items before it, so that a repeated
-/// name is one error on the second item's own tokens (the turbofish argument).
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __tool_pack_unique {
-    ([$($prev:path),*]) => {};
-    ([$($prev:path),*] $ty:path $(, $rest:path)*) => {
-        $crate::pack::name_not_repeated::<$ty, {
-            $crate::pack::repeats(&[$(<$prev as $crate::Tool>::NAME),*], <$ty as $crate::Tool>::NAME)
-        }>();
-        $crate::__tool_pack_unique!([$($prev,)* $ty] $($rest),*);
+    ($($items:tt)*) => {
+        $crate::__private::tool_pack_items!($crate; $($items)*)
     };
 }
 
-/// A tool of a `tool_pack!` whose name no earlier tool of the pack has.
+/// What an item of [`tool_pack!`](crate::tool_pack) of type `Self`, built from a `V`,
+/// brings to the pack: every `#[pi_tool]` tool (built from itself) and every `#[pi_tools]`
+/// block (built from itself or an `Arc` of itself, which `#[pi_tools]` implements).
 #[doc(hidden)]
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` has the same tool name as an earlier tool of this `tool_pack!`",
+    message = "`{Self}` is not an item of `tool_pack!` (built from a `{V}`)",
+    label = "not a #[pi_tool] tool or a #[pi_tools] block with its state",
+    note = "an item is a #[pi_tool] tool (`GetWeather`), a tool with its value (`GetForecastTool = almanac.get_forecast_tool()`), or a #[pi_tools] block with its state (`Almanac = almanac`, an `Almanac` or an `Arc<Almanac>`)"
+)]
+pub trait PackItem<V = Self> {
+    /// The tool names the item brings, checked unique across the pack at compile time.
+    const NAMES: &'static [&'static str];
+
+    /// The item's tools.
+    fn __tools(value: V) -> Vec<Arc<dyn AgentTool>>;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: crate::Tool> PackItem<T> for T {
+    const NAMES: &'static [&'static str] = &[T::NAME];
+
+    fn __tools(value: T) -> Vec<Arc<dyn AgentTool>> {
+        vec![value.into_agent_tool()]
+    }
+}
+
+/// An item of a `tool_pack!` none of whose names an earlier item of the pack has:
+/// `tool_pack!` names `<Item as NameNotRepeated<{ repeats(..) }>>::OK` per item.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has a tool name that an earlier item of this `tool_pack!` has",
     label = "a second tool with this name",
     note = "tool names are unique in a pack: give one of them another name with #[pi_tool(name = \"...\")], or put it in its own pack and mount that with `ToolPack::prefixed`"
 )]
-pub trait NameNotRepeated<const REPEATED: bool> {}
+pub trait NameNotRepeated<const REPEATED: bool> {
+    /// Names the check.
+    const OK: ();
+}
 
 #[diagnostic::do_not_recommend]
-impl<T> NameNotRepeated<false> for T {}
+impl<T: ?Sized> NameNotRepeated<false> for T {
+    const OK: () = ();
+}
 
-/// The check `tool_pack!` runs per item.
+/// Whether one of `names` is one of the `earlier` items' names (const, for
+/// [`tool_pack!`](crate::tool_pack)).
 #[doc(hidden)]
-pub const fn name_not_repeated<T: NameNotRepeated<REPEATED>, const REPEATED: bool>() {}
-
-/// Whether `name` is one of `earlier` (const, for [`tool_pack!`](crate::tool_pack)).
-#[doc(hidden)]
-pub const fn repeats(earlier: &[&str], name: &str) -> bool {
+pub const fn repeats(earlier: &[&[&str]], names: &[&str]) -> bool {
     let mut i = 0;
     while i < earlier.len() {
-        if str_eq(earlier[i], name) {
-            return true;
+        let mut j = 0;
+        while j < earlier[i].len() {
+            let mut k = 0;
+            while k < names.len() {
+                if str_eq(earlier[i][j], names[k]) {
+                    return true;
+                }
+                k += 1;
+            }
+            j += 1;
         }
         i += 1;
     }
     false
 }
 
-/// The pack `tool_pack!` builds: one call per pack, so that what each tool adds to the
+/// The pack `tool_pack!` builds: one call per pack, so that what each item adds to the
 /// user's crate is only its own conversion.
 #[doc(hidden)]
-pub fn pack_of(owner: ToolOwner, tools: Vec<Arc<dyn AgentTool>>) -> ToolPack {
+pub fn pack_of(owner: ToolOwner, items: Vec<Vec<Arc<dyn AgentTool>>>) -> ToolPack {
     let mut pack = ToolPack::new();
-    for tool in tools {
+    for tool in items.into_iter().flatten() {
         // Names are unique (checked at compile time) and valid (checked by #[pi_tool]).
         if let Err(error) = pack.push_tool(owner.clone(), tool) {
             tracing::error!(%error, "tool_pack!: tool left out");
         }
     }
     pack
-}
-
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __tool_pack_value {
-    ($ty:path) => {
-        $ty
-    };
-    ($ty:path, $value:expr) => {
-        $value
-    };
 }
 
 #[cfg(test)]
@@ -597,10 +621,12 @@ mod tests {
 
     #[test]
     fn const_repeat_finder() {
-        assert!(!repeats(&[], "a"));
-        assert!(!repeats(&["a", "b"], "c"));
-        assert!(repeats(&["a", "b"], "b"));
-        assert!(!repeats(&["ab"], "a"));
+        assert!(!repeats(&[], &["a"]));
+        assert!(!repeats(&[&["a", "b"]], &["c"]));
+        assert!(repeats(&[&["a", "b"]], &["b"]));
+        assert!(repeats(&[&["x"], &["a", "b"]], &["c", "a"]));
+        assert!(!repeats(&[&["ab"]], &["a"]));
+        assert!(!repeats(&[&["a"]], &[]));
     }
 
     #[test]

@@ -315,6 +315,7 @@ pub fn accessors(self_ty: &Type, tools: &[MethodTool<'_>], krate: &syn::Path) ->
     });
     let doc =
         format!("Every tool of this block (`{names}`) as an `AgentTool`, sharing this state.");
+    let pack_item = pack_item(self_ty, tools.iter().map(|t| t.name), krate);
     quote! {
         impl #self_ty {
             #(#each)*
@@ -322,6 +323,40 @@ pub fn accessors(self_ty: &Type, tools: &[MethodTool<'_>], krate: &syn::Path) ->
             #[doc = #doc]
             pub fn tools(self: &#p::Arc<Self>) -> #p::Vec<#p::Arc<dyn #p::AgentTool>> {
                 #p::Vec::from([#(#items),*])
+            }
+        }
+
+        #pack_item
+    }
+}
+
+/// The block as an item of `tool_pack!` (`State = state`, from a `State` or an
+/// `Arc<State>`): its names for the pack's compile-time check, and its `tools()`.
+/// `do_not_recommend` keeps these impls out of the "other types implement" list of an
+/// error about another item.
+pub fn pack_item<'a>(
+    self_ty: &Type,
+    names: impl Iterator<Item = &'a str>,
+    krate: &syn::Path,
+) -> TokenStream {
+    let p = quote!(#krate::__private);
+    let names: Vec<&str> = names.collect();
+    quote! {
+        #[diagnostic::do_not_recommend]
+        impl #p::PackItem for #self_ty {
+            const NAMES: &'static [&'static str] = &[#(#names),*];
+
+            fn __tools(value: Self) -> #p::Vec<#p::Arc<dyn #p::AgentTool>> {
+                #p::Arc::new(value).tools()
+            }
+        }
+
+        #[diagnostic::do_not_recommend]
+        impl #p::PackItem<#p::Arc<#self_ty>> for #self_ty {
+            const NAMES: &'static [&'static str] = &[#(#names),*];
+
+            fn __tools(value: #p::Arc<Self>) -> #p::Vec<#p::Arc<dyn #p::AgentTool>> {
+                value.tools()
             }
         }
     }

@@ -11,7 +11,8 @@
 //! `block` for the methods of a `#[pi_tools]` impl block. `doc` turns rustdoc into the
 //! model-facing description. `krate` handles the `crate = "..."` key (the path to a
 //! renamed pi-tool), the only argument of `#[pi_tools]`. `params` is `#[params]` and
-//! `#[output]`, which derive what a params or output type needs in one line.
+//! `#[output]`, which derive what a params or output type needs in one line. `pack` is
+//! what `tool_pack!` forwards to: the pack of its items and the check of their names.
 
 mod ast;
 mod attr;
@@ -25,6 +26,7 @@ mod free;
 mod keys;
 mod krate;
 mod names;
+mod pack;
 mod params;
 
 use proc_macro::TokenStream;
@@ -51,6 +53,14 @@ pub fn params(args: TokenStream, input: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn output(args: TokenStream, input: TokenStream) -> TokenStream {
     params::expand(args.into(), input.into(), params::Kind::Output).into()
+}
+
+/// The items of `pi_tool_core::tool_pack!`, which forwards here as
+/// `tool_pack_items!($crate; ITEMS)`; see that macro.
+#[doc(hidden)]
+#[proc_macro]
+pub fn tool_pack_items(input: TokenStream) -> TokenStream {
+    pack::expand(input.into()).into()
 }
 
 // The same three macros as re-exported by `pi_tool_core`: their generated code names

@@ -5,7 +5,6 @@
 //! The names are checked for uniqueness at compile time by [`tool_pack!`].
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use pi_tool_core::pack::ToolPack;
 use pi_tool_core::{AgentToolResult, ToolError, pi_tool, pi_tools, tool_pack};
@@ -123,9 +122,5 @@ impl Almanac {
 /// The crate's tools, ready to mount: names unique (checked at compile time), owner
 /// recorded as this crate and module.
 pub fn pack() -> ToolPack {
-    let almanac = Arc::new(Almanac::demo());
-    tool_pack![
-        ConvertTemperature,
-        GetForecastTool = almanac.get_forecast_tool(),
-    ]
+    tool_pack![ConvertTemperature, Almanac = Almanac::demo()]
 }

@@ -30,14 +30,45 @@ use pi_tool_core::{AgentToolResult, JsonToolResult};
 /// the error.
 ///
 /// The params type needs `Serialize` as well as the `Deserialize` that
-/// `#[pi_tool::params]` derives: add `#[derive(serde::Serialize)]` to it.
+/// `#[pi_tool::params]` derives: add `#[derive(serde::Serialize)]` to it, or call the tool
+/// with JSON arguments ([`call_json`]). Without it, the error is one line on the params
+/// that says so ([`CallParams`]).
+///
+/// Why the bound stays: the typed params become the JSON a model would send, so the call
+/// checks what a model's call is checked for (the tool's `prepare_arguments`, coercion,
+/// validation against the schema the model sees) and reads the arguments back with serde.
+/// A typed call that handed the value straight to `execute` would need no `Serialize`,
+/// but it would pass values the schema refuses (a number past its `maximum`, a string
+/// outside its `enum` or `pattern`) that no model's call can bring. And
+/// `#[pi_tool::params]` does not derive `Serialize` itself: a field read with
+/// `#[serde(deserialize_with = ...)]` or of a type that is only `Deserialize` would make
+/// that derive fail in crates that never call this.
 pub fn call<T>(tool: T, params: T::Params) -> Call<T::Details>
 where
     T: IntoAgentTool + Tool,
-    T::Params: Serialize,
+    T::Params: CallParams,
 {
-    let arguments = serde_json::to_value(&params).map_err(|e| e.to_string());
+    let arguments = params.__arguments().map_err(|e| e.to_string());
     Call::new(tool.into_agent_tool(), arguments)
+}
+
+/// Params [`call`] can write as a model's JSON arguments: every `Serialize` type is one.
+#[diagnostic::on_unimplemented(
+    message = "`testing::call` sends `{Self}` to the tool as JSON arguments, and it is not `Serialize`",
+    label = "the tool's params: written as JSON, then checked and read as a model's arguments",
+    note = "add `#[derive(serde::Serialize)]` to `{Self}` (beside `#[pi_tool::params]`), or call the tool with JSON arguments: `testing::call_json(tool, json!(...))`"
+)]
+pub trait CallParams {
+    /// The params as JSON arguments.
+    #[doc(hidden)]
+    fn __arguments(&self) -> Result<Value, serde_json::Error>;
+}
+
+#[diagnostic::do_not_recommend]
+impl<P: Serialize> CallParams for P {
+    fn __arguments(&self) -> Result<Value, serde_json::Error> {
+        serde_json::to_value(self)
+    }
 }
 
 /// Calls a typed tool with raw JSON arguments, as a model would send them: to test what

@@ -67,7 +67,7 @@ mod model;
 mod pattern;
 mod scalars;
 
-pub use call::{Call, ToolRun, call, call_json, call_tool};
+pub use call::{Call, CallParams, ToolRun, call, call_json, call_tool};
 pub use check::{CallOutcome, SchemaReport, Verdict, assert_pack_accepts_its_schema, check_schema};
 pub use faux::{FauxModel, FauxRequest, FauxTurn, REQUEST_ABORTED};
 pub use model::{GeneratedCall, IntoTools, SchemaModel, SkippedCase};

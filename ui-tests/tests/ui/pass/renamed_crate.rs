@@ -103,4 +103,10 @@ fn main() {
     assert_eq!(definitions[1].spec().name, "read_counter");
     assert_eq!(ReadTool::DESCRIPTION, "Reads the counter.\nNever changes it.");
     let _bump: BumpTool = counter.bump_tool();
+
+    // `tool_pack!` reaches the core through `$crate`, whatever the dependency is called.
+    let pack = pt::tool_pack![Add, Echo, Counter = counter];
+    assert_eq!(pack.names().collect::<Vec<_>>(), ["add", "echo", "bump", "read_counter"]);
+    let pack = my::reexport::pi_tool::tool_pack![Report];
+    assert_eq!(pack.names().collect::<Vec<_>>(), ["report"]);
 }
