@@ -58,13 +58,18 @@
 //! group when the connection is dropped; see `stdio.rs`). [`McpServer::http`] reaches a
 //! server over streamable HTTP (rmcp's client on reqwest with rustls), with a bearer
 //! token ([`McpServer::bearer_token`]) or other headers ([`McpServer::header`]); the
-//! token and header values never appear in `Debug` output or errors. OAuth is not
-//! implemented: a server that answers 401 fails to connect with a message that says so.
+//! token and header values never appear in `Debug` output or errors. With the `oauth`
+//! feature, `McpServer::oauth` authorizes with OAuth 2.1 when the server asks for it
+//! (see `OAuth`); without it, a server that answers 401 fails to connect with a
+//! message that says so.
 
 mod closed;
 mod handler;
+mod http_stream;
 mod input;
 mod names;
+#[cfg(feature = "oauth")]
+mod oauth;
 mod result;
 mod stdio;
 mod tool;
@@ -77,6 +82,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use input::{InputHandler, InputRequest, InputResponse};
+#[cfg(feature = "oauth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
+pub use oauth::{Authorizer, HeadlessAuthorizer, OAuth};
 pub use toolset::{McpToolset, PendingChange, ToolsetChanges};
 
 use stdio::StdioCommand;
@@ -121,6 +129,8 @@ struct HttpEndpoint {
     url: String,
     bearer: Option<String>,
     headers: Vec<(String, String)>,
+    #[cfg(feature = "oauth")]
+    oauth: Option<OAuth>,
 }
 
 impl fmt::Debug for HttpEndpoint {
@@ -130,7 +140,7 @@ impl fmt::Debug for HttpEndpoint {
             .field("url", &self.url)
             .field("bearer", &self.bearer.as_ref().map(|_| "<redacted>"))
             .field("headers", &names)
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
@@ -218,6 +228,8 @@ impl McpServer {
                 url: url.into(),
                 bearer: None,
                 headers: Vec::new(),
+                #[cfg(feature = "oauth")]
+                oauth: None,
             }),
         )
     }
@@ -237,6 +249,18 @@ impl McpServer {
     pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         if let Endpoint::Http(http) = &mut self.endpoint {
             http.headers.push((name.into(), value.into()));
+        }
+        self
+    }
+
+    /// Authorizes with OAuth 2.1 when the server answers 401 (see [`OAuth`]); the
+    /// tokens are kept for this toolset's connection. Ignored for stdio.
+    #[cfg(feature = "oauth")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
+    #[must_use]
+    pub fn oauth(mut self, oauth: OAuth) -> Self {
+        if let Endpoint::Http(http) = &mut self.endpoint {
+            http.oauth = Some(oauth);
         }
         self
     }

@@ -175,12 +175,53 @@ impl McpTool {
         }
     }
 
-    /// Sends one `tools/call` and waits for its answer, with progress and abort.
+    /// Sends one `tools/call` and waits for its answer, with progress and abort; sends it
+    /// again after each new authorization the server asks for (OAuth: a 401, or a 403
+    /// asking for more scope), as many as the connection's OAuth settings allow.
     async fn round(
         &self,
         params: CallToolRequestParams,
         call: &ToolInvocation<'_>,
     ) -> Result<ServerResult, ToolError> {
+        loop {
+            match self.round_once(params.clone(), call).await? {
+                Ok(result) => {
+                    self.conn.accepted();
+                    return Ok(result);
+                }
+                Err(error) => match self.conn.reauthorized(&error).await {
+                    Ok(true) => {}
+                    Ok(false) => return Err(self.service_error(error).await),
+                    Err(why) => {
+                        return Err(self
+                            .error(format!("the call of {} was refused: {why}", self.spec.name)));
+                    }
+                },
+            }
+        }
+    }
+
+    /// The error text of a request that failed.
+    async fn service_error(&self, error: ServiceError) -> ToolError {
+        match error {
+            ServiceError::McpError(error) => self.error(format!(
+                "the call of {} failed: {} (JSON-RPC error {})",
+                self.spec.name, error.message, error.code.0
+            )),
+            ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
+                self.closed(true).await
+            }
+            other => self.error(format!("the call of {} failed: {other}", self.spec.name)),
+        }
+    }
+
+    /// One `tools/call`: its result, or the service's error (for [`Self::round`] to
+    /// decide on), or an error of ours (aborted, not connected).
+    async fn round_once(
+        &self,
+        params: CallToolRequestParams,
+        call: &ToolInvocation<'_>,
+    ) -> Result<Result<ServerResult, ServiceError>, ToolError> {
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let handle: RequestHandle<RoleClient> = match self
             .conn
@@ -218,19 +259,7 @@ impl McpTool {
             }
         };
         cancel.id = None;
-        match outcome {
-            Ok(result) => Ok(result),
-            Err(ServiceError::McpError(error)) => Err(self.error(format!(
-                "the call of {} failed: {} (JSON-RPC error {})",
-                self.spec.name, error.message, error.code.0
-            ))),
-            Err(ServiceError::TransportClosed | ServiceError::TransportSend(_)) => {
-                Err(self.closed(true).await)
-            }
-            Err(other) => {
-                Err(self.error(format!("the call of {} failed: {other}", self.spec.name)))
-            }
-        }
+        Ok(outcome)
     }
 
     /// Answers a 2026-07-28 input-required result's requests.

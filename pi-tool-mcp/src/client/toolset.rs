@@ -6,13 +6,16 @@ use std::time::Duration;
 
 use pi_tool_core::{AbortController, AgentTool};
 use rmcp::model::ProtocolVersion;
-use rmcp::service::{ClientLifecycleMode, RunningService, serve_client_with_lifecycle};
+use rmcp::service::{
+    ClientLifecycleMode, RunningService, ServiceError, serve_client_with_lifecycle,
+};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{Peer, RoleClient};
 use tokio::sync::watch;
 
 use super::closed::CloseReason;
 use super::handler::{Handler, Shared};
+use super::http_stream::Watched;
 use super::stdio::{self, StdioChild};
 use super::tool::{McpTool, digest};
 use super::{Endpoint, McpClientError, McpServer, Revision, names};
@@ -30,7 +33,18 @@ pub(crate) struct Connection {
     shutdown_grace: Duration,
     /// Aborted when the connection ends: stops the refresh task.
     ended: AbortController,
+    /// How to authorize again when the server asks (OAuth); nothing to read without
+    /// the `oauth` feature.
+    #[cfg_attr(not(feature = "oauth"), allow(dead_code))]
+    reauth: Reauth,
 }
+
+/// A connection's OAuth session, when it has one.
+#[cfg(feature = "oauth")]
+pub(crate) type Reauth = Option<Arc<super::oauth::OAuthSession>>;
+/// Without the `oauth` feature there is nothing to authorize with.
+#[cfg(not(feature = "oauth"))]
+pub(crate) type Reauth = Option<std::convert::Infallible>;
 
 impl Connection {
     /// Why the connection is unusable (or the best guess while the transport has not
@@ -44,6 +58,29 @@ impl Connection {
         self.reason
             .get()
             .unwrap_or_else(|| "the connection to the server was closed".to_owned())
+    }
+}
+
+impl Connection {
+    /// Whether `error` is the server asking for (more) authorization and a new
+    /// authorization succeeded, so that the request may be sent again; `Err` when
+    /// authorizing failed.
+    pub(crate) async fn reauthorized(&self, error: &ServiceError) -> Result<bool, String> {
+        #[cfg(feature = "oauth")]
+        if let (Some(session), Some(challenge)) = (&self.reauth, error.auth_challenge()) {
+            session.reauthorize(challenge).await?;
+            return Ok(true);
+        }
+        let _ = error;
+        Ok(false)
+    }
+
+    /// The server accepted a request (OAuth's count of authorizations starts over).
+    pub(crate) fn accepted(&self) {
+        #[cfg(feature = "oauth")]
+        if let Some(session) = &self.reauth {
+            session.accepted();
+        }
     }
 }
 
@@ -198,13 +235,24 @@ impl McpToolset {
         let (child, running) = match &server.endpoint {
             Endpoint::Http(http) => {
                 let config = http_config(&name, http, server.max_message_bytes)?;
-                let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
+                #[cfg(feature = "oauth")]
+                if let Some(oauth) = &http.oauth {
+                    let (running, reauth) =
+                        serve_with_oauth(&server, &http.url, oauth, config, lifecycle).await?;
+                    return Self::start(server, None, running, reason, reauth).await;
+                }
+                let (client, stream) = Watched::new(reqwest::Client::new());
+                let transport =
+                    rmcp::transport::StreamableHttpClientTransport::with_client(client, config);
                 match serve_client_with_lifecycle(handler, transport, lifecycle).await {
-                    Ok(running) => (None, running),
+                    Ok(running) => {
+                        standalone_stream(stream).await;
+                        (None, running)
+                    }
                     Err(error) => {
                         let why = if error.is_authorization_required() {
                             "the server requires authorization (HTTP 401/403); give a token \
-                             with bearer_token (OAuth is not implemented)"
+                             with bearer_token, or OAuth (the `oauth` feature)"
                                 .to_owned()
                         } else {
                             error.to_string()
@@ -246,7 +294,7 @@ impl McpToolset {
                 }
             }
         };
-        Self::start(server, child, running, reason).await
+        Self::start(server, child, running, reason, Reauth::default()).await
     }
 
     async fn start(
@@ -254,6 +302,7 @@ impl McpToolset {
         child: Option<Arc<StdioChild>>,
         running: RunningService<RoleClient, Handler>,
         reason: CloseReason,
+        reauth: Reauth,
     ) -> Result<McpToolset, McpClientError> {
         let peer = running.peer().clone();
         let handler = running.service().shared.clone();
@@ -271,6 +320,7 @@ impl McpToolset {
             protocol_version,
             shutdown_grace: server.shutdown_grace,
             ended: AbortController::new(),
+            reauth,
         });
         let (generation, _) = watch::channel(0);
         let toolset = McpToolset {
@@ -392,9 +442,25 @@ impl McpToolset {
     pub async fn refresh(&self) -> Result<ToolsetChanges, McpClientError> {
         let _one = self.inner.refreshing.lock().await;
         let server = &self.inner.server;
-        let listing = match self.inner.conn.peer.list_all_tools().await {
-            Ok(tools) => tools,
-            Err(error) => {
+        let listing = loop {
+            let error = match self.inner.conn.peer.list_all_tools().await {
+                Ok(tools) => {
+                    self.inner.conn.accepted();
+                    break tools;
+                }
+                Err(error) => error,
+            };
+            match self.inner.conn.reauthorized(&error).await {
+                Ok(true) => continue,
+                Ok(false) => {}
+                Err(why) => {
+                    return Err(McpClientError::new(
+                        &server.name,
+                        format!("tools/list failed: {why}"),
+                    ));
+                }
+            }
+            {
                 let why = match self.inner.conn.reason.get() {
                     Some(why) => why,
                     None => error.to_string(),
@@ -508,6 +574,66 @@ impl McpToolset {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
     }
+}
+
+/// Connects through rmcp's authorized HTTP client: unauthenticated first, then one
+/// authorization per challenge the server answers with, up to the configured limit.
+#[cfg(feature = "oauth")]
+async fn serve_with_oauth(
+    server: &McpServer,
+    url: &str,
+    oauth: &super::OAuth,
+    config: StreamableHttpClientTransportConfig,
+    lifecycle: ClientLifecycleMode,
+) -> Result<(RunningService<RoleClient, Handler>, Reauth), McpClientError> {
+    use rmcp::transport::{AuthClient, AuthorizationManager, StreamableHttpClientTransport};
+
+    let name = &server.name;
+    let fail = |why: String| McpClientError::new(name, why);
+    let manager = AuthorizationManager::new(url)
+        .await
+        .map_err(|error| fail(format!("OAuth set-up failed: {error}")))?;
+    let client = AuthClient::new(reqwest::Client::new(), manager);
+    let session = Arc::new(super::oauth::OAuthSession::new(
+        oauth.clone(),
+        url,
+        client.auth_manager.clone(),
+    ));
+    loop {
+        let handler = Handler::new(
+            name,
+            server.input.clone(),
+            matches!(server.revision, Revision::Initialize),
+        );
+        // Each attempt on connections of its own: none the server may have closed after
+        // refusing the previous one.
+        let mut attempt = client.clone();
+        attempt.http_client = reqwest::Client::new();
+        let (attempt, stream) = Watched::new(attempt);
+        let transport = StreamableHttpClientTransport::with_client(attempt, config.clone());
+        let error = match serve_client_with_lifecycle(handler, transport, lifecycle.clone()).await {
+            Ok(running) => {
+                standalone_stream(stream).await;
+                return Ok((running, Some(session)));
+            }
+            Err(error) => error,
+        };
+        let Some(challenge) = error.auth_challenge() else {
+            return Err(fail(format!("the handshake failed: {error}")));
+        };
+        session.reauthorize(challenge).await.map_err(fail)?;
+    }
+}
+
+/// How long connecting waits for the standalone stream of a 2025-11-25 session to open
+/// (`http_stream.rs`): a server that holds the GET delays connecting by this much, no
+/// more.
+const STANDALONE_STREAM_WAIT: Duration = Duration::from_secs(5);
+
+/// Waits until the session's standalone stream settled (open, refused or failed), or
+/// [`STANDALONE_STREAM_WAIT`].
+async fn standalone_stream(mut settled: watch::Receiver<bool>) {
+    let _ = tokio::time::timeout(STANDALONE_STREAM_WAIT, settled.wait_for(|s| *s)).await;
 }
 
 /// The configuration of rmcp's streamable HTTP client for `http`: its token, headers
