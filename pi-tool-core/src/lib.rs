@@ -111,7 +111,8 @@ pub use mode::ToolExecutionMode;
 pub use params::NoParams;
 pub use result::{AgentToolResult, IntoToolResult, Json, JsonToolResult, NoDetails};
 pub use tool::{
-    AgentTool, IntoAgentTool, Tool, ToolAnnotations, ToolInvocation, ToolSpec, wrap_tool_definition,
+    AgentTool, DynamicToolset, IntoAgentTool, Tool, ToolAnnotations, ToolInvocation, ToolSpec,
+    ToolsetListener, wrap_tool_definition,
 };
 pub use update::OnUpdate;
 

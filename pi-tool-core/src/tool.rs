@@ -511,3 +511,28 @@ impl AgentTool for WithContext {
         self.tool.execute(call.with_context(context)).await
     }
 }
+
+/// A listener of a [`DynamicToolset`]: called after each change of its tools; returns
+/// `false` once it no longer listens (its session is gone), and is then dropped.
+pub type ToolsetListener = Arc<dyn Fn() -> bool + Send + Sync>;
+
+/// Tools that can change while they are in use: an MCP server's (pi-tool-mcp's
+/// `McpToolset`, whose server may say its list changed), or any host's own.
+///
+/// A session takes one as a source of tools next to its custom tools and extensions
+/// (`AgentSessionBuilder::toolset` in pi-tool): its tools are registered under their
+/// names, the allowlist and `exclude_tools` name them, `all_tools` reports them with the
+/// source path `<SOURCE>` ([`source_name`](Self::source_name)), and after each change
+/// the session registers the current tools as Pi registers a tool at run time (a new one
+/// becomes active; one that is gone leaves the registry and the active tools).
+pub trait DynamicToolset: Send + Sync + 'static {
+    /// Who offers the tools, as the session reports it (`mcp:weather`).
+    fn source_name(&self) -> String;
+
+    /// The tools offered now.
+    fn current_tools(&self) -> Vec<Arc<dyn AgentTool>>;
+
+    /// Calls `listener` after each change of [`current_tools`](Self::current_tools),
+    /// until it returns `false`.
+    fn on_change(&self, listener: ToolsetListener);
+}

@@ -157,10 +157,11 @@ pub mod testing;
 // The tool contract, from the core crate that tool packs depend on, at the same paths.
 pub use pi_tool_core::{
     ABORTED_MESSAGE, AbortController, AbortSignal, AgentTool, AgentToolResult, CallFailure,
-    CallPolicy, CallSpan, Content, EmbeddedResource, IntoAgentTool, IntoToolResult, Json,
-    JsonDetails, JsonToolResult, NoDetails, NoParams, OnUpdate, ResourceLink, Tool,
+    CallPolicy, CallSpan, Content, DynamicToolset, EmbeddedResource, IntoAgentTool, IntoToolResult,
+    Json, JsonDetails, JsonToolResult, NoDetails, NoParams, OnUpdate, ResourceLink, Tool,
     ToolAnnotations, ToolError, ToolErrorKind, ToolExecutionMode, ToolInvocation, ToolSpec,
-    call_contained, check_contained, execute_contained, tool_pack, wrap_tool_definition,
+    ToolsetListener, call_contained, check_contained, execute_contained, tool_pack,
+    wrap_tool_definition,
 };
 pub use pi_tool_core::{bounds, context, pack, profiles, safety, schema};
 

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
-use pi_tool_core::{AbortController, AgentTool};
+use pi_tool_core::{AbortController, AgentTool, DynamicToolset, ToolsetListener};
 use rmcp::model::ProtocolVersion;
 use rmcp::service::{
     ClientLifecycleMode, RunningService, ServiceError, serve_client_with_lifecycle,
@@ -178,6 +178,8 @@ struct Inner {
     generation: watch::Sender<u64>,
     /// One refresh at a time.
     refreshing: tokio::sync::Mutex<()>,
+    /// The sessions that take this toolset as a source (`DynamicToolset::on_change`).
+    listeners: Mutex<Vec<ToolsetListener>>,
 }
 
 /// The tools of one MCP server, each an `Arc<dyn AgentTool>` (see the [module
@@ -330,6 +332,7 @@ impl McpToolset {
                 state: Arc::default(),
                 generation,
                 refreshing: tokio::sync::Mutex::new(()),
+                listeners: Mutex::new(Vec::new()),
             }),
         };
         toolset.refresh().await?;
@@ -427,7 +430,7 @@ impl McpToolset {
             }
         };
         if accepted {
-            self.inner.generation.send_modify(|g| *g += 1);
+            self.changed();
         }
         accepted
     }
@@ -542,7 +545,7 @@ impl McpToolset {
             changes
         };
         if !changes.is_empty() {
-            self.inner.generation.send_modify(|g| *g += 1);
+            self.changed();
         }
         Ok(changes)
     }
@@ -566,6 +569,30 @@ impl McpToolset {
     /// The process id of a stdio server (for tests and diagnostics).
     pub fn server_pid(&self) -> Option<u32> {
         self.inner.conn.child.as_ref().and_then(|c| c.pid())
+    }
+
+    /// Says that the tools changed: to the listening sessions, then to [`Self::changes`]
+    /// (called with no lock of ours held: a session reads [`Self::tools`]).
+    fn changed(&self) {
+        let listeners: Vec<ToolsetListener> = self
+            .inner
+            .listeners
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let gone: Vec<ToolsetListener> = listeners
+            .into_iter()
+            .filter(|listener| !listener())
+            .collect();
+        if !gone.is_empty() {
+            self.inner
+                .listeners
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .retain(|l| !gone.iter().any(|g| Arc::ptr_eq(g, l)));
+        }
+        // After the sessions: whoever waits on `changes()` sees them updated.
+        self.inner.generation.send_modify(|g| *g += 1);
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
@@ -634,6 +661,28 @@ const STANDALONE_STREAM_WAIT: Duration = Duration::from_secs(5);
 /// [`STANDALONE_STREAM_WAIT`].
 async fn standalone_stream(mut settled: watch::Receiver<bool>) {
     let _ = tokio::time::timeout(STANDALONE_STREAM_WAIT, settled.wait_for(|s| *s)).await;
+}
+
+/// A session takes the toolset as a source of tools
+/// (`AgentSessionBuilder::toolset` in pi-tool): it reports them as `<mcp:SERVER>` and
+/// registers them again after each refresh that changed something and each accepted
+/// change.
+impl DynamicToolset for McpToolset {
+    fn source_name(&self) -> String {
+        format!("mcp:{}", self.inner.server.name)
+    }
+
+    fn current_tools(&self) -> Vec<Arc<dyn AgentTool>> {
+        self.tools()
+    }
+
+    fn on_change(&self, listener: ToolsetListener) {
+        self.inner
+            .listeners
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(listener);
+    }
 }
 
 /// The configuration of rmcp's streamable HTTP client for `http`: its token, headers

@@ -20,7 +20,7 @@ use crate::agent::{Agent, AgentOptions, RunPolicy};
 use crate::context::{ExtensionUi, Mode};
 use crate::model::{Model, StreamFn, StreamOptions};
 use crate::pack::{ToolOwner, ToolPack};
-use pi_tool_core::{AgentTool, IntoAgentTool};
+use pi_tool_core::{AgentTool, DynamicToolset, IntoAgentTool};
 
 impl AgentSession {
     /// Starts a session on this model implementation (a provider, or
@@ -34,6 +34,7 @@ impl AgentSession {
             default_active: Vec::new(),
             no_tools: None,
             extensions: Vec::new(),
+            toolsets: Vec::new(),
             tools: None,
             exclude_tools: Vec::new(),
             prompt: SystemPrompt::default(),
@@ -55,6 +56,7 @@ pub struct AgentSessionBuilder {
     default_active: Vec<String>,
     no_tools: Option<NoTools>,
     extensions: Vec<Arc<dyn Extension>>,
+    toolsets: Vec<Arc<dyn DynamicToolset>>,
     tools: Option<Vec<String>>,
     exclude_tools: Vec<String>,
     prompt: SystemPrompt,
@@ -126,6 +128,22 @@ impl AgentSessionBuilder {
     #[must_use]
     pub fn no_tools(mut self, no_tools: NoTools) -> Self {
         self.no_tools = Some(no_tools);
+        self
+    }
+
+    /// Adds a source of tools that can change while the session runs (an MCP server's:
+    /// pi-tool-mcp's `McpToolset`). Its tools are registered after the custom tools, in
+    /// the order the toolsets are added; a name another source has is a
+    /// [`SessionError::DuplicateTools`](super::SessionError::DuplicateTools) at `build`. The allowlist
+    /// ([`tools`](Self::tools)) and [`exclude_tools`](Self::exclude_tools) name them as
+    /// the toolset does (`mcp__weather__get_weather`). When the toolset changes, the
+    /// session registers its current tools as Pi registers a tool at run time: a new
+    /// tool becomes active (with an allowlist, if it is listed), a tool that is gone
+    /// leaves the registry and the active tools; a new tool whose name another source
+    /// has is left out, with a warning.
+    #[must_use]
+    pub fn toolset(mut self, toolset: Arc<dyn DynamicToolset>) -> Self {
+        self.toolsets.push(toolset);
         self
     }
 
@@ -263,6 +281,11 @@ impl AgentSessionBuilder {
             mode: self.mode,
             ui: self.ui,
             custom_tools: self.custom_tools,
+            toolsets: self
+                .toolsets
+                .iter()
+                .map(|t| (ToolOwner::new(format!("<{}>", t.source_name())), t.clone()))
+                .collect(),
             builtins: self.builtins,
             initial_active,
             filter,
@@ -294,6 +317,16 @@ impl AgentSessionBuilder {
             extension.register(&api)?;
         }
         shared.initialize()?;
+        for toolset in &self.toolsets {
+            let weak = Arc::downgrade(&shared);
+            toolset.on_change(Arc::new(move || match weak.upgrade() {
+                Some(shared) => {
+                    shared.refresh_toolsets();
+                    true
+                }
+                None => false,
+            }));
+        }
         Ok(AgentSession { shared })
     }
 }

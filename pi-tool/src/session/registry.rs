@@ -37,15 +37,21 @@ pub enum ToolSource {
     Extension,
     /// Given to the session builder (Pi's `sdk`).
     Custom,
+    /// Offered by a [`DynamicToolset`](pi_tool_core::DynamicToolset) given to
+    /// [`AgentSessionBuilder::toolset`](super::AgentSessionBuilder::toolset): an MCP
+    /// server's tools. The owner and the source path name it (`<mcp:weather>`).
+    Toolset,
 }
 
 impl ToolSource {
-    /// Pi's name for the source (`builtin`, `inline`, `sdk`).
+    /// Pi's name for the source (`builtin`, `inline`, `sdk`; `toolset` for a dynamic
+    /// toolset's tool, which Pi 0.85 does not have).
     pub fn as_pi_str(self) -> &'static str {
         match self {
             ToolSource::Builtin => "builtin",
             ToolSource::Extension => "inline",
             ToolSource::Custom => "sdk",
+            ToolSource::Toolset => "toolset",
         }
     }
 }
@@ -82,11 +88,12 @@ impl RegisteredTool {
     }
 
     /// Pi's `sourceInfo.path` for the tool: `<builtin:NAME>` for a built-in, the
-    /// extension (`<inline:EXT>`) for an extension tool, `<sdk:NAME>` for a custom tool.
+    /// extension (`<inline:EXT>`) for an extension tool, `<sdk:NAME>` for a custom tool,
+    /// the toolset (`<mcp:SERVER>`) for a dynamic toolset's tool.
     pub fn source_path(&self) -> String {
         match self.source {
             ToolSource::Builtin => format!("<builtin:{}>", self.name()),
-            ToolSource::Extension => self.owner.to_string(),
+            ToolSource::Extension | ToolSource::Toolset => self.owner.to_string(),
             ToolSource::Custom => format!("<sdk:{}>", self.name()),
         }
     }

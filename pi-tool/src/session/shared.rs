@@ -19,7 +19,7 @@ use crate::model::Model;
 use crate::pack::{ToolOwner, check_tool_name};
 use pi_tool_core::__runtime::SessionLink;
 use pi_tool_core::AbortSignal;
-use pi_tool_core::{AgentTool, ToolSpec};
+use pi_tool_core::{AgentTool, DynamicToolset, ToolSpec};
 
 use super::facade::{ActiveToolsChange, SessionEvent, SubscriptionId};
 use super::tool::SessionTool;
@@ -58,6 +58,9 @@ pub(crate) struct Shared {
     pub(crate) state: Mutex<State>,
     pub(crate) cwd: std::path::PathBuf,
     pub(crate) custom_tools: Vec<Arc<dyn AgentTool>>,
+    /// The dynamic toolsets (MCP servers), each with the owner its tools are reported
+    /// under.
+    pub(crate) toolsets: Vec<(ToolOwner, Arc<dyn DynamicToolset>)>,
     /// The host's built-in tools, in registry order (before filtering and shadowing).
     pub(crate) builtins: Vec<RegisteredTool>,
     /// The names asked for first at construction (Pi's `initialActiveToolNames`).
@@ -80,6 +83,7 @@ pub(crate) struct SharedParts {
     pub(crate) mode: Mode,
     pub(crate) ui: Option<Arc<dyn ExtensionUi>>,
     pub(crate) custom_tools: Vec<Arc<dyn AgentTool>>,
+    pub(crate) toolsets: Vec<(ToolOwner, Arc<dyn DynamicToolset>)>,
     pub(crate) builtins: Vec<RegisteredTool>,
     pub(crate) initial_active: Vec<String>,
     pub(crate) filter: ToolFilter,
@@ -113,6 +117,7 @@ impl Shared {
             }),
             cwd: parts.cwd,
             custom_tools: parts.custom_tools,
+            toolsets: parts.toolsets,
             builtins: parts.builtins,
             initial_active: parts.initial_active,
             filter: parts.filter,
@@ -146,9 +151,11 @@ impl Shared {
         lock(&self.state).active.clone()
     }
 
-    /// Every extension and custom tool with its owner, in source order before filtering
-    /// (the built-ins are [`Shared::builtins`]).
-    pub(crate) fn all_sources(state: &State, custom: &[Arc<dyn AgentTool>]) -> Vec<RegisteredTool> {
+    /// Every extension, custom and toolset tool with its owner, in source order before
+    /// filtering (the built-ins are [`Shared::builtins`]). The toolsets' tools are as they
+    /// are now.
+    pub(crate) fn all_sources(&self, state: &State) -> Vec<RegisteredTool> {
+        let custom = &self.custom_tools;
         let custom_owner = ToolOwner::new(CUSTOM_TOOLS_OWNER);
         let mut tools: Vec<RegisteredTool> = Vec::new();
         for slot in &state.extensions {
@@ -167,13 +174,68 @@ impl Shared {
                 source: ToolSource::Custom,
             });
         }
+        for (owner, toolset) in &self.toolsets {
+            for definition in toolset.current_tools() {
+                tools.push(RegisteredTool {
+                    definition,
+                    owner: owner.clone(),
+                    source: ToolSource::Toolset,
+                });
+            }
+        }
         tools
+    }
+
+    /// Registers the toolsets' current tools (a toolset changed), by Pi's rules for a
+    /// tool registered at run time (`Refresh::Runtime`). A toolset tool whose name an
+    /// earlier source has, or that is not a valid tool name, is left out with a warning.
+    pub(crate) fn refresh_toolsets(self: &Arc<Self>) {
+        let mut state = lock(&self.state);
+        if !state.ready {
+            return;
+        }
+        let mut sources: Vec<RegisteredTool> = Vec::new();
+        for tool in self.all_sources(&state) {
+            if tool.source == ToolSource::Toolset {
+                if let Err(error) = check_tool_name(tool.name()) {
+                    tracing::warn!(owner = %tool.owner, "toolset tool left out: {error}");
+                    continue;
+                }
+                if let Some(first) = sources.iter().find(|t| t.name() == tool.name()) {
+                    tracing::warn!(
+                        owner = %tool.owner,
+                        "toolset tool `{}` left out: {} has that name",
+                        tool.name(),
+                        first.owner
+                    );
+                    continue;
+                }
+            }
+            sources.push(tool);
+        }
+        let previous_names: Vec<String> = state
+            .registry
+            .iter()
+            .map(|e| e.tool.name().to_owned())
+            .collect();
+        let previous_active = Arc::clone(&state.active);
+        let registry = build_registry(&self.builtins, sources, &self.filter);
+        let active = next_active(
+            &registry,
+            &self.filter,
+            Refresh::Runtime {
+                previous_active: &previous_active,
+                previous_names: &previous_names,
+            },
+        );
+        state.registry = self.wrap(registry);
+        self.apply_active(&mut state, active);
     }
 
     /// Builds the registry and the initial active set (construction).
     pub(crate) fn initialize(self: &Arc<Self>) -> Result<(), SessionError> {
         let mut state = lock(&self.state);
-        let sources = Self::all_sources(&state, &self.custom_tools);
+        let sources = self.all_sources(&state);
         for tool in self.builtins.iter().chain(&sources) {
             check_tool_name(tool.name()).map_err(|error| SessionError::InvalidToolName {
                 owner: tool.owner.clone(),
@@ -270,7 +332,7 @@ impl Shared {
         })?;
         if state.ready {
             // A late registration must not take a name from another owner.
-            let mut sources = Self::all_sources(&state, &self.custom_tools);
+            let mut sources = self.all_sources(&state);
             sources.retain(|t| !(t.owner == owner && t.name() == name));
             sources.push(RegisteredTool {
                 definition: definition.clone(),
@@ -293,11 +355,7 @@ impl Shared {
             .map(|e| e.tool.name().to_owned())
             .collect();
         let previous_active = Arc::clone(&state.active);
-        let registry = build_registry(
-            &self.builtins,
-            Self::all_sources(&state, &self.custom_tools),
-            &self.filter,
-        );
+        let registry = build_registry(&self.builtins, self.all_sources(&state), &self.filter);
         let active = next_active(
             &registry,
             &self.filter,
