@@ -15,7 +15,11 @@
 //! `outputSchema` (always an object root, MCP's rule) and answers with
 //! `structuredContent`: its details, wrapped as `{"result": value}` when `T`'s own root is
 //! not an object. The text block stays the bare value's JSON, for clients that read only
-//! text; `_meta` keeps the details as for every tool, so the Pi bridge reads the bare value.
+//! text (MCP asks a server to send both). The value travels those two times only: a
+//! structured result's details are *not* repeated in `_meta` (other tools' details are).
+//! When the value is wrapped, `_meta[`[`WRAPPED_RESULT_META_KEY`]`]` is `true`, so a
+//! reader (the Pi bridge, this crate's client) takes the bare value back out of
+//! `structuredContent.result` as the details.
 
 use std::sync::Arc;
 
@@ -33,6 +37,11 @@ pub const TOOL_META_PREFIX: &str = "pi-tool/";
 
 /// `_meta` key of a call result: the tool's `details` (for hosts; never shown to the model).
 pub const DETAILS_META_KEY: &str = "pi-tool/details";
+
+/// `_meta` key of a structured call result whose `structuredContent` wraps the tool's
+/// value as `{"result": value}` (the output type's root is not an object): `true`. The
+/// details are then `structuredContent.result`.
+pub const WRAPPED_RESULT_META_KEY: &str = "pi-tool/wrappedResult";
 
 /// `_meta` key of a progress notification: the whole partial result (`content`, `details`).
 pub const PARTIAL_RESULT_META_KEY: &str = "pi-tool/partialResult";
@@ -105,8 +114,9 @@ fn content_block(content: Content) -> ContentBlock {
 
 /// The `tools/call` result of a call: content and details on success; on failure one
 /// text block with the error's message and `isError: true` (what Pi's agent makes of a
-/// thrown error). `output` is the tool's output schema: a success then also carries
-/// `structuredContent`.
+/// thrown error). `output` is the tool's output schema: a success then carries its
+/// details as `structuredContent` instead of in `_meta` (marked with
+/// [`WRAPPED_RESULT_META_KEY`] when wrapped).
 pub(crate) fn call_tool_result(
     result: Result<JsonToolResult, ToolError>,
     output: Option<&OutputSchema>,
@@ -117,10 +127,17 @@ pub(crate) fn call_tool_result(
             let mut structured = None;
             if let Some(details) = result.details {
                 let details = details.into_value();
-                if let Some(output) = output {
-                    structured = Some(output.structured(details.clone()));
+                match output {
+                    Some(output) => {
+                        if output.is_wrapped() {
+                            meta.insert(WRAPPED_RESULT_META_KEY.to_owned(), Value::Bool(true));
+                        }
+                        structured = Some(output.structured(details));
+                    }
+                    None => {
+                        meta.insert(DETAILS_META_KEY.to_owned(), details);
+                    }
                 }
-                meta.insert(DETAILS_META_KEY.to_owned(), details);
             }
             if let Some(terminate) = result.terminate {
                 meta.insert(
@@ -242,6 +259,35 @@ mod tests {
         assert_eq!(
             value["content"],
             json!([{"type": "text", "text": "Tokyo: 24 degrees celsius"}])
+        );
+    }
+
+    #[test]
+    fn a_structured_result_is_sent_as_structured_content_and_text_only() {
+        let object = OutputSchema::from_json(json!({
+            "type": "object",
+            "properties": {"t": {"type": "integer"}}
+        }));
+        assert!(!object.is_wrapped());
+        let result = JsonToolResult::text(r#"{"t":24}"#, Some(json!({"t": 24}).into()));
+        let value = serde_json::to_value(call_tool_result(Ok(result), Some(&object))).unwrap();
+        assert_eq!(value["structuredContent"], json!({"t": 24}));
+        assert_eq!(
+            value["content"],
+            json!([{"type": "text", "text": r#"{"t":24}"#}])
+        );
+        // Not a third time as details, and nothing to unwrap.
+        assert!(value.get("_meta").is_none(), "{value}");
+
+        let array = OutputSchema::from_json(json!({"type": "array", "items": {"type": "integer"}}));
+        assert!(array.is_wrapped());
+        let result = JsonToolResult::text("[1,2]", Some(json!([1, 2]).into()));
+        let value = serde_json::to_value(call_tool_result(Ok(result), Some(&array))).unwrap();
+        assert_eq!(value["structuredContent"], json!({"result": [1, 2]}));
+        assert_eq!(
+            value["_meta"],
+            json!({WRAPPED_RESULT_META_KEY: true}),
+            "the wrap is marked and the details are not repeated"
         );
     }
 

@@ -15,7 +15,9 @@
 //!   A tool the server does not have is the one JSON-RPC error, -32602 with Pi's text
 //!   (`Tool x not found`) and `data.tool`, as MCP lists it among protocol errors. The
 //!   result's `details` (for hosts, never for the model) travel in
-//!   `_meta["pi-tool/details"]`.
+//!   `_meta["pi-tool/details"]`; a structured tool's (`Json<T>`) travel as
+//!   `structuredContent` instead, beside their JSON text, and nowhere else
+//!   (`_meta["pi-tool/wrappedResult"]` marks a value wrapped as `{"result": value}`).
 //! - **Progress**: when the request carries `_meta.progressToken`, every `onUpdate` of
 //!   the tool becomes a `notifications/progress` (progress 1, 2, 3…, `message` = the
 //!   update's text, the whole partial result in `_meta["pi-tool/partialResult"]`), all
@@ -96,7 +98,9 @@ mod window;
 pub mod __fuzz;
 
 pub use call::{CallEnd, CallOutcome, run_call};
-pub use convert::{DETAILS_META_KEY, PARTIAL_RESULT_META_KEY, TOOL_META_PREFIX};
+pub use convert::{
+    DETAILS_META_KEY, PARTIAL_RESULT_META_KEY, TOOL_META_PREFIX, WRAPPED_RESULT_META_KEY,
+};
 pub use framing::DEFAULT_MAX_MESSAGE_BYTES;
 pub use input::{CallingClient, InputError};
 pub use prompts::{CompletionTarget, Completions, PromptError, PromptPack, PromptResult};

@@ -166,6 +166,17 @@ async fn every_root_shape_meets_the_mcp_rule_for_output_schemas() {
             value.clone()
         };
         assert_eq!(structured, &expected, "{name}");
+        // Sent twice (structured, text), not a third time as `_meta` details; a wrapped
+        // value is marked so that readers take the bare value back out.
+        assert!(
+            result["_meta"].get("pi-tool/details").is_none(),
+            "{name}: {result}"
+        );
+        assert_eq!(
+            result["_meta"].get("pi-tool/wrappedResult"),
+            wrapped.then_some(&json!(true)),
+            "{name}: {result}"
+        );
         // The structured content is an object the published schema accepts as it is.
         assert!(structured.is_object(), "{name}: {structured}");
         let validator = ToolSchema::from_json(schema.clone());

@@ -135,12 +135,23 @@ export function errorText(result: { content?: McpContent[] }): string {
 		.join("\n");
 }
 
+/**
+ * The details of a structured (`Json<T>`) result: `structuredContent` itself, or the bare
+ * value a pi-tool server wrapped as `{"result": value}` (marked `_meta["pi-tool/wrappedResult"]`).
+ */
+function structuredDetails(structured: unknown, wrapped: boolean): unknown {
+	if (wrapped && structured !== null && typeof structured === "object" && !Array.isArray(structured) && "result" in structured) {
+		return (structured as { result: unknown }).result;
+	}
+	return structured;
+}
+
 /** The Pi result of a successful MCP call. */
 export function piResult(result: { content?: McpContent[]; structuredContent?: unknown; _meta?: unknown }): PiToolResult {
 	const out: PiToolResult = { content: piContent(result.content) };
 	const details = meta(result, "details");
 	if (details !== undefined) out.details = details;
-	else if (result.structuredContent !== undefined) out.details = result.structuredContent;
+	else if (result.structuredContent !== undefined) out.details = structuredDetails(result.structuredContent, meta(result, "wrappedResult") === true);
 	if (meta(result, "terminate") === true) out.terminate = true;
 	return out;
 }

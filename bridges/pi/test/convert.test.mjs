@@ -86,6 +86,16 @@ test("results: details and terminate from metadata, else structured content", ()
 		{ content: [{ type: "text", text: "ok" }], details: { n: 1 }, terminate: true },
 	);
 	assert.deepEqual(piResult({ content: [], structuredContent: { n: 2 } }), { content: [], details: { n: 2 } });
+	// A structured result: the details are the structured content, unwrapped when marked.
+	assert.deepEqual(
+		piResult({ content: [], structuredContent: { result: [1, 2] }, _meta: { "pi-tool/wrappedResult": true } }),
+		{ content: [], details: [1, 2] },
+	);
+	assert.deepEqual(
+		piResult({ content: [], structuredContent: { result: null }, _meta: { "pi-tool/wrappedResult": true } }),
+		{ content: [], details: null },
+	);
+	assert.deepEqual(piResult({ content: [], structuredContent: { result: 1 } }), { content: [], details: { result: 1 } });
 	// No details key at all stays absent (Pi keeps absent and null apart).
 	assert.ok(!("details" in piResult({ content: [] })));
 	assert.equal(errorText({ content: [{ type: "text", text: "a" }, { type: "image", data: "", mimeType: "x" }, { type: "text", text: "b" }] }), "a\nb");
