@@ -24,7 +24,8 @@ pub use serde_json;
 
 pub use crate::abort::AbortSignal;
 pub use crate::bounds::{
-    IsParamsField, ToolFuture, structured_output_schema, tool_future_must_be_send,
+    CheckOutputSchema, IsParamsField, OutputProbe, SkipOutputSchema, ToolFuture,
+    tool_future_must_be_send,
 };
 pub use crate::context::ExtensionContext;
 pub use crate::error::ToolError;

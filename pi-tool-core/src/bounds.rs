@@ -2,7 +2,7 @@
 //! gets one error naming the pi-tool fix: [`Tool::Params`](crate::Tool::Params) is a
 //! [`ToolParams`], [`Tool::Details`](crate::Tool::Details) a [`ToolDetails`], and the `T` of
 //! a `Json<T>` result a [`ToolOutput`] (checked where `#[pi_tool]` generates the output
-//! schema). Each is spanned on the user's type as written.
+//! schema, only once `T` is a `ToolDetails`: [`OutputProbe`] says why). Each is spanned on the user's type as written.
 //!
 //! Why these traits have no serde or schemars supertraits, and reach serde through hidden
 //! methods instead: rustc checks an associated type's bounds with their supertraits
@@ -109,7 +109,7 @@ impl<T: JsonSchema + 'static> ToolOutput for T {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a tool's details or structured result: it is not `Serialize`",
     label = "results and progress updates carry this type to hosts as JSON",
-    note = "put `#[pi_tool::output]` on `{Self}` (it derives `Serialize` and `JsonSchema` through pi-tool) or derive `serde::Serialize` for it; a tool without details returns text (`Result<String, ToolError>`)"
+    note = "put `#[pi_tool::output]` on `{Self}`: it derives `Serialize` and `JsonSchema` through pi-tool (a `Json<{Self}>` result needs both, the details of an `AgentToolResult<{Self}>` only `serde::Serialize`); a tool without details returns text (`Result<String, ToolError>`)"
 )]
 pub trait ToolDetails: Send + 'static {
     /// The details as JSON text, serialised once
@@ -126,13 +126,59 @@ impl<T: Serialize + Send + 'static> ToolDetails for T {
     }
 }
 
-/// The output schema of a tool that returns `Json<T>`: `#[pi_tool]` generates
-/// `output_schema()` as a call of this, spanned on the user's `T`, so that a `T` without
-/// `JsonSchema` is one error there.
+/// What `#[pi_tool]` calls for the output schema of a tool that returns `Json<T>`, as
+/// `(&&OutputProbe::<T>::NEW).__output_schema()` spanned on the user's `T`. The one
+/// method of that name that applies is picked by its receiver (autoref specialisation):
+///
+/// * `T` is a [`ToolDetails`] (`Serialize`): [`CheckOutputSchema`], whose method requires
+///   `T:` [`ToolOutput`] (`JsonSchema`), so a `T` without `JsonSchema` is one error on
+///   the user's `T`, with `ToolOutput`'s text;
+/// * `T` is not: [`SkipOutputSchema`], which requires nothing. `Tool::Details = T`
+///   already reports that `T` is not `Serialize`, and its text names
+///   `#[pi_tool::output]`, the fix for both; a second error about `JsonSchema` would
+///   only repeat the mistake.
+///
+/// A `T` without either derive is therefore one error, not two.
 #[doc(hidden)]
-#[inline]
-pub fn structured_output_schema<T: ToolOutput>() -> Option<Arc<OutputSchema>> {
-    Some(T::__output_schema())
+pub struct OutputProbe<T>(PhantomData<fn() -> T>);
+
+impl<T> OutputProbe<T> {
+    /// The probe.
+    pub const NEW: Self = OutputProbe(PhantomData);
+}
+
+/// The output schema of a `Json<T>` tool whose `T` is `Serialize` ([`OutputProbe`]).
+#[doc(hidden)]
+pub trait CheckOutputSchema<T> {
+    /// `T`'s output schema; `T` must be `JsonSchema`.
+    fn __output_schema(&self) -> Option<Arc<OutputSchema>>
+    where
+        T: ToolOutput;
+}
+
+impl<T: ToolDetails> CheckOutputSchema<T> for &OutputProbe<T> {
+    #[inline]
+    fn __output_schema(&self) -> Option<Arc<OutputSchema>>
+    where
+        T: ToolOutput,
+    {
+        Some(T::__output_schema())
+    }
+}
+
+/// No output schema, and no second error, for a `Json<T>` tool whose `T` is not
+/// `Serialize` ([`OutputProbe`]): the build has failed on that already.
+#[doc(hidden)]
+pub trait SkipOutputSchema {
+    /// Nothing.
+    fn __output_schema(&self) -> Option<Arc<OutputSchema>>;
+}
+
+impl<T> SkipOutputSchema for OutputProbe<T> {
+    #[inline]
+    fn __output_schema(&self) -> Option<Arc<OutputSchema>> {
+        None
+    }
 }
 
 #[doc(hidden)]

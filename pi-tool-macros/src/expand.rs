@@ -94,17 +94,20 @@ pub fn tool(
     });
 
     // A structured result's schema, its check spanned on the user's `T`: a `T` without
-    // `JsonSchema` is reported there as `bounds::ToolOutput` (a `T` without `Serialize`,
-    // as `bounds::ToolDetails` on `type Details`).
+    // `Serialize` is reported as `bounds::ToolDetails` on `type Details`, once; a `T` with
+    // it but without `JsonSchema`, as `bounds::ToolOutput` here (`bounds::OutputProbe`).
     let output_schema = match success {
         Success::Json(t) => {
             // The path stays in the `use`, with its own span, so that a wrong
             // `crate = "..."` is still reported once, on the attribute.
-            let check = spanned_call("__structured_output_schema", t);
+            let probe = spanned_probe(t);
             Some(quote! {
                 fn output_schema() -> #p::Option<#p::Arc<#p::OutputSchema>> {
-                    use #p::structured_output_schema as __structured_output_schema;
-                    #check()
+                    use #p::{
+                        CheckOutputSchema as _, OutputProbe as __OutputProbe,
+                        SkipOutputSchema as _,
+                    };
+                    #probe
                 }
             })
         }
@@ -362,8 +365,9 @@ pub fn pack_item<'a>(
     }
 }
 
-/// `<name>::<ty>` for a checked call, spanned as [`spanned_check`] spans its type.
-fn spanned_call(name: &str, ty: &Type) -> TokenStream {
+/// `(&&__OutputProbe::<ty>::NEW).__output_schema()`, every token spanned on `ty`'s first
+/// token but the closing ones, on its last: rustc reports the method's bound there.
+fn spanned_probe(ty: &Type) -> TokenStream {
     let tokens: Vec<proc_macro2::TokenTree> = quote!(#ty).into_iter().collect();
     let first = tokens.first().map_or_else(Span::call_site, |t| t.span());
     let last = match tokens.last() {
@@ -371,9 +375,11 @@ fn spanned_call(name: &str, ty: &Type) -> TokenStream {
         Some(t) => t.span(),
         None => first,
     };
-    let name = Ident::new(name, first);
-    let close = quote_spanned!(last=> >);
-    quote_spanned!(first=> #name::<#ty #close)
+    let probe = Ident::new("__OutputProbe", first);
+    let method = Ident::new("__output_schema", first);
+    let close = quote_spanned!(last=> >::NEW);
+    let receiver = quote_spanned!(first=> (&&#probe::<#ty #close));
+    quote_spanned!(first=> #receiver.#method())
 }
 
 /// `_: <name><ty>` for a check's signature, its tokens spanned so that the type as a whole
