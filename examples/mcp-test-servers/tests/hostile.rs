@@ -371,3 +371,43 @@ async fn filters_and_prefixes_name_the_tools() {
     assert!(none.tools().is_empty());
     none.close().await;
 }
+
+/// At 2026-07-28 a list change arrives on the `subscriptions/listen` stream the toolset
+/// opened (this server sends it nowhere else), and refreshes the toolset as
+/// `notifications/tools/list_changed` does at 2025-11-25.
+#[tokio::test]
+async fn a_stateless_servers_list_change_arrives_on_subscriptions_listen() {
+    let toolset = McpToolset::connect(server("grows-stateless"))
+        .await
+        .expect("connects");
+    assert_eq!(toolset.protocol_version(), "2026-07-28");
+    let names = |toolset: &McpToolset| {
+        let mut names: Vec<String> = toolset
+            .tools()
+            .iter()
+            .map(|tool| tool.name().to_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(names(&toolset), ["mcp__hostile__poke"]);
+    let mut changes = toolset.changes();
+    changes.borrow_and_update();
+    let poke = toolset.tools()[0].clone();
+    assert_eq!(call_tool(poke, json!({})).await.text(), "poked");
+    tokio::time::timeout(Duration::from_secs(3), changes.changed())
+        .await
+        .expect("a refresh, woken by the subscription's notification")
+        .expect("the toolset lives");
+    assert_eq!(
+        names(&toolset),
+        ["mcp__hostile__grown", "mcp__hostile__poke"]
+    );
+    let grown = toolset
+        .tools()
+        .into_iter()
+        .find(|tool| tool.name() == "mcp__hostile__grown")
+        .expect("grown is offered");
+    assert_eq!(call_tool(grown, json!({})).await.text(), "grown");
+    toolset.close().await;
+}

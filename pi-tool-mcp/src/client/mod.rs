@@ -38,8 +38,10 @@
 //! The call reaches the server under the tool's original name.
 //! [`McpServer::include`] and [`McpServer::exclude`] filter by original name.
 //!
-//! **Changes.** A `notifications/tools/list_changed` refreshes the toolset in the
-//! background (or [`McpToolset::refresh`]); [`McpToolset::changes`] says when. Each
+//! **Changes.** A `notifications/tools/list_changed` (2025-11-25), or its 2026-07-28
+//! successor on a `subscriptions/listen` stream that the toolset opens when the server
+//! announces `tools.listChanged`, refreshes the toolset in the background (or
+//! [`McpToolset::refresh`]); [`McpToolset::changes`] says when. Each
 //! tool's description and schemas are pinned by a digest at first listing: a tool the
 //! server later changes keeps its approved definition, every call of it is refused with
 //! an error that says so, and [`McpToolset::accept_change`] is how the host takes the new
@@ -67,6 +69,7 @@ mod closed;
 mod handler;
 mod http_stream;
 mod input;
+mod listen;
 mod names;
 #[cfg(feature = "oauth")]
 mod oauth;

@@ -240,25 +240,38 @@ impl McpTool {
         let response = handle.await_response();
         tokio::pin!(response);
         let mut listening = true;
+        let deliver = |progress: &mut tokio::sync::watch::Receiver<
+            Option<rmcp::model::ProgressNotificationParam>,
+        >| {
+            let update = progress.borrow_and_update().as_ref().map(progress_update);
+            if let Some(update) = update {
+                call.on_update.call_json(update);
+            }
+        };
         let outcome = loop {
+            // Progress first: a server sends its last progress before the result, and
+            // both may be ready at once.
             tokio::select! {
-                outcome = &mut response => break outcome,
+                biased;
                 changed = progress.changed(), if listening => match changed {
-                    Ok(()) => {
-                        let update = progress.borrow_and_update().as_ref().map(progress_update);
-                        if let Some(update) = update {
-                            call.on_update.call_json(update);
-                        }
-                    }
+                    Ok(()) => deliver(&mut progress),
                     Err(_) => listening = false,
                 },
                 () = call.signal.aborted() => {
                     cancel.send("aborted by the client").await;
                     return Err(ToolError::aborted());
                 }
+                outcome = &mut response => break outcome,
             }
         };
         cancel.id = None;
+        // rmcp hands notifications to the handler on tasks of their own, so the last
+        // progress may still be on its way when the result is here: one turn of the
+        // scheduler lets it arrive.
+        tokio::task::yield_now().await;
+        if progress.has_changed().unwrap_or(false) {
+            deliver(&mut progress);
+        }
         Ok(outcome)
     }
 

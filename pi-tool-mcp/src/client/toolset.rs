@@ -16,6 +16,7 @@ use tokio::sync::watch;
 use super::closed::CloseReason;
 use super::handler::{Handler, Shared};
 use super::http_stream::Watched;
+use super::listen;
 use super::stdio::{self, StdioChild};
 use super::tool::{McpTool, digest};
 use super::{Endpoint, McpClientError, McpServer, Revision, names};
@@ -335,8 +336,28 @@ impl McpToolset {
                 listeners: Mutex::new(Vec::new()),
             }),
         };
+        // At 2026-07-28 the stream is open before the first listing, so no change after
+        // it is missed.
+        let conn = &toolset.inner.conn;
+        let subscription = if conn.protocol_version == ProtocolVersion::V_2026_07_28.as_str()
+            && listen::server_announces_tool_changes(&conn.peer)
+        {
+            listen::open(&conn.server_name, &conn.peer).await
+        } else {
+            None
+        };
         toolset.refresh().await?;
         toolset.watch_list_changes();
+        if let Some(subscription) = subscription {
+            let conn = &toolset.inner.conn;
+            listen::spawn(
+                conn.server_name.clone(),
+                conn.peer.clone(),
+                conn.handler.clone(),
+                conn.ended.signal(),
+                subscription,
+            );
+        }
         Ok(toolset)
     }
 

@@ -19,6 +19,11 @@
 //!
 //! It answers `server/discover` with -32601, as a server without the 2026-07-28
 //! revision does, so clients fall back to `initialize`.
+//!
+//! A mode with the suffix `-stateless` (`grows-stateless`) is the same mode spoken at
+//! 2026-07-28 only: it answers `server/discover`, puts `resultType` on its results, and
+//! sends a list change only on an open `subscriptions/listen` stream that asked for
+//! `toolsListChanged` (the revision has no session to send it on).
 
 use std::io::{BufRead, Write};
 
@@ -30,7 +35,14 @@ fn send(out: &mut impl Write, message: &Value) {
 }
 
 fn main() {
-    let mode = std::env::args().nth(1).unwrap_or_else(|| "well".to_owned());
+    let arg = std::env::args().nth(1).unwrap_or_else(|| "well".to_owned());
+    let (mode, stateless) = match arg.strip_suffix("-stateless") {
+        Some(mode) => (mode.to_owned(), true),
+        None => (arg, false),
+    };
+    // The id of the open `subscriptions/listen` request that asked for tool-list
+    // changes (2026-07-28).
+    let mut listening: Option<Value> = None;
     if mode == "ignores-sigterm" {
         // SAFETY: setting a signal's disposition to SIG_IGN runs no code of ours.
         unsafe {
@@ -49,7 +61,30 @@ fn main() {
         let method = message.get("method").and_then(Value::as_str).unwrap_or("");
         let Some(id) = id else { continue };
         let result = match method {
-            "initialize" => json!({
+            "server/discover" if stateless => json!({
+                "supportedVersions": ["2026-07-28"],
+                "capabilities": {"tools": {"listChanged": true}},
+                "ttlMs": 0,
+                "cacheScope": "private",
+                "_meta": {"io.modelcontextprotocol/serverInfo":
+                    {"name": format!("hostile-{mode}"), "version": "1.0.0"}}
+            }),
+            "subscriptions/listen" if stateless => {
+                let tools =
+                    message.pointer("/params/notifications/toolsListChanged") == Some(&json!(true));
+                if tools {
+                    listening = Some(id.clone());
+                }
+                // Acknowledged, and left open: the stream ends with the connection.
+                send(
+                    &mut out,
+                    &json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+                        "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": id},
+                            "notifications": if tools { json!({"toolsListChanged": true}) } else { json!({}) }}}),
+                );
+                continue;
+            }
+            "initialize" if !stateless => json!({
                 "protocolVersion": "2025-11-25",
                 "capabilities": {"tools": {"listChanged": true}},
                 "serverInfo": {"name": format!("hostile-{mode}"), "version": "1.0.0"}
@@ -83,7 +118,11 @@ fn main() {
                         "inputSchema": {"type": "object", "properties": {}}
                     }));
                 }
-                json!({"tools": tools})
+                if stateless {
+                    json!({"tools": tools, "ttlMs": 0, "cacheScope": "public"})
+                } else {
+                    json!({"tools": tools})
+                }
             }
             "tools/call" => {
                 let token = message
@@ -143,15 +182,26 @@ fn main() {
                     }
                     "changes" | "grows" => {
                         version += 1;
+                        let mut poked = json!({"content": [{"type": "text", "text": "poked"}]});
+                        if stateless {
+                            poked["resultType"] = json!("complete");
+                        }
                         send(
                             &mut out,
-                            &json!({"jsonrpc": "2.0", "id": id, "result":
-                                {"content": [{"type": "text", "text": "poked"}]}}),
+                            &json!({"jsonrpc": "2.0", "id": id, "result": poked}),
                         );
-                        send(
-                            &mut out,
-                            &json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
-                        );
+                        if !stateless {
+                            send(
+                                &mut out,
+                                &json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
+                            );
+                        } else if let Some(subscription) = &listening {
+                            send(
+                                &mut out,
+                                &json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
+                                    "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": subscription}}}),
+                            );
+                        }
                         continue;
                     }
                     _ => json!({"content": [{"type": "text", "text": "poked"}]}),
@@ -166,6 +216,10 @@ fn main() {
                 continue;
             }
         };
+        let mut result = result;
+        if stateless && result.is_object() {
+            result["resultType"] = json!("complete");
+        }
         send(
             &mut out,
             &json!({"jsonrpc": "2.0", "id": id, "result": result}),
