@@ -107,7 +107,7 @@ pub use call::{
 pub use content::{Content, EmbeddedResource, ResourceLink};
 pub use details::JsonDetails;
 pub use error::{ABORTED_MESSAGE, ToolError, ToolErrorKind};
-pub use mode::ToolExecutionMode;
+pub use mode::{TaskSupport, ToolExecutionMode};
 pub use params::NoParams;
 pub use result::{AgentToolResult, IntoToolResult, Json, JsonToolResult, NoDetails};
 pub use tool::{

@@ -1,4 +1,5 @@
-//! `ToolExecutionMode`: whether a tool may overlap with the other calls of its batch.
+//! `ToolExecutionMode`: whether a tool may overlap with the other calls of its batch;
+//! `TaskSupport`: whether it may run as an MCP task.
 
 use std::fmt;
 use std::str::FromStr;
@@ -44,5 +45,76 @@ impl FromStr for ToolExecutionMode {
                 "unknown execution mode `{other}`: expected `sequential` or `parallel`"
             )),
         }
+    }
+}
+
+/// Whether a tool may or must run as a task (MCP's `execution.taskSupport`, the
+/// `io.modelcontextprotocol/tasks` extension, SEP-2663): `#[pi_tool(task_support =
+/// "optional")]`, or [`ToolSpec::task_support`](crate::ToolSpec::task_support).
+///
+/// Only MCP servers read it (pi-tool-mcp's `PackServer`); the agent loop runs every tool
+/// the same way. A tool that declares nothing runs as a plain call, as `Forbidden` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum TaskSupport {
+    /// It never runs as a task.
+    Forbidden,
+    /// It runs as a task for a client that declared the tasks extension, as a plain call
+    /// for others.
+    Optional,
+    /// It runs only as a task: a client without the extension is refused (-32021).
+    Required,
+}
+
+impl TaskSupport {
+    /// MCP's spelling: `"forbidden"`, `"optional"` or `"required"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskSupport::Forbidden => "forbidden",
+            TaskSupport::Optional => "optional",
+            TaskSupport::Required => "required",
+        }
+    }
+}
+
+impl fmt::Display for TaskSupport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for TaskSupport {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "forbidden" => Ok(TaskSupport::Forbidden),
+            "optional" => Ok(TaskSupport::Optional),
+            "required" => Ok(TaskSupport::Required),
+            other => Err(format!(
+                "unknown task support `{other}`: expected `forbidden`, `optional` or `required`"
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn task_support_reads_and_writes_mcp_spelling() {
+        for support in [
+            TaskSupport::Forbidden,
+            TaskSupport::Optional,
+            TaskSupport::Required,
+        ] {
+            assert_eq!(support.as_str().parse::<TaskSupport>(), Ok(support));
+            assert_eq!(
+                serde_json::to_value(support).unwrap(),
+                serde_json::Value::String(support.to_string())
+            );
+        }
+        assert!("Optional".parse::<TaskSupport>().is_err());
     }
 }

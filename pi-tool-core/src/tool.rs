@@ -31,7 +31,7 @@ use crate::bounds::{ToolDetails, ToolParams};
 use crate::context::ExtensionContext;
 use crate::details::JsonDetails;
 use crate::error::ToolError;
-use crate::mode::ToolExecutionMode;
+use crate::mode::{TaskSupport, ToolExecutionMode};
 use crate::result::{AgentToolResult, JsonToolResult};
 use crate::schema::ToolSchema;
 use crate::update::OnUpdate;
@@ -70,6 +70,9 @@ pub struct ToolSpec {
     /// The schema of a structured result (a tool returning [`Json<T>`](crate::Json)),
     /// published as MCP's `outputSchema`; `None` for text results.
     pub output_schema: Option<Arc<crate::schema::OutputSchema>>,
+    /// Whether the tool may or must run as an MCP task (`#[pi_tool(task_support =
+    /// "...")]`); `None`: not declared, a plain call. Only MCP servers read it.
+    pub task_support: Option<TaskSupport>,
 }
 
 impl ToolSpec {
@@ -92,6 +95,7 @@ impl ToolSpec {
             argument_limits: None,
             annotations: ToolAnnotations::NONE,
             output_schema: None,
+            task_support: None,
         }
     }
 
@@ -101,7 +105,7 @@ impl ToolSpec {
         Self::from_constants(
             [T::NAME, T::LABEL, T::DESCRIPTION],
             <T::Params as ToolParams>::__tool_schema(),
-            (T::EXECUTION_MODE, T::TIMEOUT),
+            (T::EXECUTION_MODE, T::TIMEOUT, T::TASK_SUPPORT),
             (T::PROMPT_SNIPPET, T::PROMPT_GUIDELINES),
             T::ANNOTATIONS,
             T::output_schema(),
@@ -112,7 +116,11 @@ impl ToolSpec {
     fn from_constants(
         [name, label, description]: [&'static str; 3],
         parameters: Arc<ToolSchema>,
-        (execution_mode, timeout): (Option<ToolExecutionMode>, Option<Duration>),
+        (execution_mode, timeout, task_support): (
+            Option<ToolExecutionMode>,
+            Option<Duration>,
+            Option<TaskSupport>,
+        ),
         (prompt_snippet, prompt_guidelines): (Option<&'static str>, &'static [&'static str]),
         annotations: ToolAnnotations,
         output_schema: Option<Arc<crate::schema::OutputSchema>>,
@@ -129,6 +137,7 @@ impl ToolSpec {
             argument_limits: None,
             annotations,
             output_schema,
+            task_support,
         }
     }
 
@@ -164,6 +173,13 @@ impl ToolSpec {
     #[must_use]
     pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
         self.annotations = annotations;
+        self
+    }
+
+    /// Sets whether the tool may or must run as an MCP task.
+    #[must_use]
+    pub fn task_support(mut self, support: TaskSupport) -> Self {
+        self.task_support = Some(support);
         self
     }
 
@@ -320,6 +336,9 @@ pub trait Tool: Send + Sync + 'static {
     const PROMPT_GUIDELINES: &'static [&'static str] = &[];
     /// The declared effects (`#[pi_tool(read_only, ...)]`); nothing declared by default.
     const ANNOTATIONS: ToolAnnotations = ToolAnnotations::NONE;
+    /// Whether the tool may or must run as an MCP task (`#[pi_tool(task_support =
+    /// "...")]`); not declared by default.
+    const TASK_SUPPORT: Option<TaskSupport> = None;
 
     /// The schema of the tool's structured result, if it returns [`Json<T>`](crate::Json):
     /// `#[pi_tool]` generates `Some(OutputSchema::for_type::<T>())`. Read once, when the

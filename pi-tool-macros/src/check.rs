@@ -27,6 +27,8 @@ pub struct Spec {
     pub description: Description,
     /// `Sequential` or `Parallel`.
     pub execution_mode: Option<&'static str>,
+    /// `Forbidden`, `Optional` or `Required`.
+    pub task_support: Option<&'static str>,
     pub timeout_ms: Option<u64>,
     pub prompt_snippet: Option<String>,
     pub prompt_guidelines: Vec<String>,
@@ -117,6 +119,7 @@ pub fn check(
         label,
         description,
         execution_mode: keys.execution_mode,
+        task_support: keys.task_support,
         timeout_ms: keys.timeout_ms,
         prompt_snippet: keys.prompt_snippet.map(|(text, _)| text),
         prompt_guidelines: keys.prompt_guidelines,

@@ -70,6 +70,10 @@ pub fn tool(
         let mode = Ident::new(mode, Span::call_site());
         quote!(const EXECUTION_MODE: #p::Option<#p::ToolExecutionMode> = #p::Some(#p::ToolExecutionMode::#mode);)
     });
+    let task_support = spec.task_support.map(|support| {
+        let support = Ident::new(support, Span::call_site());
+        quote!(const TASK_SUPPORT: #p::Option<#p::TaskSupport> = #p::Some(#p::TaskSupport::#support);)
+    });
     let timeout = spec.timeout_ms.map(|ms| {
         quote!(const TIMEOUT: #p::Option<#p::Duration> = #p::Some(#p::Duration::from_millis(#ms));)
     });
@@ -233,6 +237,7 @@ pub fn tool(
                 const LABEL: &'static str = #label;
                 const DESCRIPTION: &'static str = #description;
                 #execution_mode
+                #task_support
                 #timeout
                 #snippet
                 #guidelines

@@ -21,6 +21,7 @@ pub const KEYS: &[&str] = &[
     "label",
     "description",
     "execution_mode",
+    "task_support",
     "prompt_snippet",
     "prompt_guidelines",
     "timeout",
@@ -44,6 +45,8 @@ pub struct Keys {
     pub description: Option<(String, Span)>,
     /// `Sequential` or `Parallel`.
     pub execution_mode: Option<&'static str>,
+    /// `Forbidden`, `Optional` or `Required`.
+    pub task_support: Option<&'static str>,
     pub timeout_ms: Option<u64>,
     pub prompt_snippet: Option<(String, Span)>,
     pub prompt_guidelines: Vec<String>,
@@ -130,6 +133,7 @@ pub fn decode(args: Vec<Arg>, place: Place, errors: &mut Vec<syn::Error>) -> Key
             "prompt_snippet" => keys.prompt_snippet = Some((text, span)),
             "title" => keys.title = Some((text, span)),
             "execution_mode" => keys.execution_mode = execution_mode(&text, span, errors),
+            "task_support" => keys.task_support = task_support(&text, span, errors),
             "timeout" => match parse_duration_ms(&text) {
                 Ok(ms) => keys.timeout_ms = Some(ms),
                 Err(why) => errors.push(error(
@@ -161,6 +165,32 @@ fn execution_mode(text: &str, span: Span, errors: &mut Vec<syn::Error>) -> Optio
                 span,
                 format!(
                     "unknown execution mode `\"{other}\"`: expected `\"sequential\"` or `\"parallel\"`"
+                ),
+                help,
+            ));
+            None
+        }
+    }
+}
+
+/// `"forbidden"` / `"optional"` / `"required"` -> the `TaskSupport` variant's name.
+fn task_support(text: &str, span: Span, errors: &mut Vec<syn::Error>) -> Option<&'static str> {
+    const VALUES: &[&str] = &["forbidden", "optional", "required"];
+    match text {
+        "forbidden" => Some("Forbidden"),
+        "optional" => Some("Optional"),
+        "required" => Some("Required"),
+        other => {
+            let help = match names::closest(other, VALUES) {
+                Some(s) => format!("did you mean `\"{s}\"`?"),
+                None => "write `task_support = \"optional\"` (it may run as an MCP task), \
+                         `\"required\"` (only as a task) or `\"forbidden\"`"
+                    .to_owned(),
+            };
+            errors.push(error(
+                span,
+                format!(
+                    "unknown task support `\"{other}\"`: expected `\"optional\"`, `\"required\"` or `\"forbidden\"`"
                 ),
                 help,
             ));
@@ -218,6 +248,7 @@ fn string_value(key: &str, value: &Expr, errors: &mut Vec<syn::Error>) -> Option
         "label" => "label = \"Get weather\"",
         "description" => "description = \"What the tool does and when to call it.\"",
         "execution_mode" => "execution_mode = \"parallel\"",
+        "task_support" => "task_support = \"optional\"",
         "prompt_snippet" => "prompt_snippet = \"One line for the tool list\"",
         "title" => "title = \"Get weather\"",
         _ => "timeout = \"30s\"",

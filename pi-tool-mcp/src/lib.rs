@@ -43,8 +43,8 @@
 //!   before it asks.
 //! - **Resource subscriptions**: `resources/subscribe` (before 2026-07-28) and
 //!   `subscriptions/listen` (2026-07-28) hear of [`ResourcePack::notify_updated`].
-//! - **Tasks** (SEP-2663): a tool given [`TaskSupport`]
-//!   ([`PackServer::with_task_support`]) runs as a task for a client that declared the
+//! - **Tasks** (SEP-2663): a tool that declares [`TaskSupport`]
+//!   (`#[pi_tool(task_support = "optional")]`, or [`PackServer::with_task_support`]) runs as a task for a client that declared the
 //!   `io.modelcontextprotocol/tasks` extension: `tasks/get`, `tasks/update`,
 //!   `tasks/cancel` (its [`AbortSignal`]), state in a [`TaskStore`].
 //! - **Back-pressure**: a stdio client that stops reading its answers is not read

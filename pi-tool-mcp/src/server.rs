@@ -84,7 +84,8 @@ pub struct PackServer {
     subscriptions: Subscriptions,
     /// The session's `logging/setLevel` (before 2026-07-28); `None` until it is set.
     log_level: Arc<Mutex<Option<LoggingLevel>>>,
-    /// The tools that may or must run as tasks, by name.
+    /// The tools that may or must run as tasks, by name (`Optional` or `Required` only):
+    /// what each tool's spec declares, overridden by `with_task_support`.
     task_support: Arc<HashMap<String, TaskSupport>>,
     tasks: Arc<Tasks>,
 }
@@ -129,6 +130,13 @@ impl PackServer {
         let tools: Arc<[Arc<dyn AgentTool>]> = pack.tools_with_context(ctx_factory).into();
         let (listed, reports): (Vec<Tool>, Vec<Vec<String>>) =
             tools.iter().map(|tool| mcp_tool(tool.spec())).unzip();
+        let task_support: HashMap<String, TaskSupport> = tools
+            .iter()
+            .filter_map(|tool| {
+                let support = tool.spec().task_support?;
+                (support != TaskSupport::Forbidden).then(|| (tool.name().to_owned(), support))
+            })
+            .collect();
         PackServer {
             tools,
             listed: listed.into(),
@@ -152,15 +160,17 @@ impl PackServer {
             request_state: Arc::new(RequestStateCodec::new_unchecked(random_key())),
             subscriptions: Subscriptions::default(),
             log_level: Arc::default(),
-            task_support: Arc::default(),
+            task_support: Arc::new(task_support),
             tasks: Arc::new(Tasks::new(Arc::new(MemoryTaskStore::default()))),
         }
     }
 
     /// Lets the tool `name` run as a task (SEP-2663, see [`crate::TaskSupport`]) for
     /// clients that declared the `io.modelcontextprotocol/tasks` extension; the server
-    /// then declares the extension. A name the pack does not have is
-    /// [`ServeError::Config`].
+    /// then declares the extension. By default a tool runs as its spec declares
+    /// (`#[pi_tool(task_support = "...")]`); this overrides it, and
+    /// [`TaskSupport::Forbidden`] turns a declared task support off. A name the pack does
+    /// not have is [`ServeError::Config`].
     pub fn with_task_support(
         mut self,
         name: &str,
@@ -171,7 +181,12 @@ impl PackServer {
                 "task support for {name:?}, a tool the pack does not have"
             )));
         }
-        Arc::make_mut(&mut self.task_support).insert(name.to_owned(), support);
+        let task_support = Arc::make_mut(&mut self.task_support);
+        if support == TaskSupport::Forbidden {
+            task_support.remove(name);
+        } else {
+            task_support.insert(name.to_owned(), support);
+        }
         Ok(self)
     }
 

@@ -28,16 +28,10 @@ use rmcp::model::{DetailedTask, InputRequests, InputResponses, JsonObject, Task,
 use serde_json::Value;
 use tokio::sync::Notify;
 
-/// Whether a tool may or must run as a task.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum TaskSupport {
-    /// It runs as a task for a client that declared the tasks extension, as a plain call
-    /// for others.
-    Optional,
-    /// It runs only as a task: a client without the extension is refused (-32021).
-    Required,
-}
+/// Whether a tool may or must run as a task: pi-tool-core's, which a tool declares with
+/// `#[pi_tool(task_support = "...")]` ([`ToolSpec::task_support`](pi_tool_core::ToolSpec)),
+/// re-exported here where it always was.
+pub use pi_tool_core::TaskSupport;
 
 /// Why a [`TaskStore`] could not do what it was asked.
 #[derive(Debug, Clone, PartialEq, Eq)]

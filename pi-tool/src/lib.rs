@@ -158,8 +158,8 @@ pub mod testing;
 pub use pi_tool_core::{
     ABORTED_MESSAGE, AbortController, AbortSignal, AgentTool, AgentToolResult, CallFailure,
     CallPolicy, CallSpan, Content, DynamicToolset, EmbeddedResource, IntoAgentTool, IntoToolResult,
-    Json, JsonDetails, JsonToolResult, NoDetails, NoParams, OnUpdate, ResourceLink, Tool,
-    ToolAnnotations, ToolError, ToolErrorKind, ToolExecutionMode, ToolInvocation, ToolSpec,
+    Json, JsonDetails, JsonToolResult, NoDetails, NoParams, OnUpdate, ResourceLink, TaskSupport,
+    Tool, ToolAnnotations, ToolError, ToolErrorKind, ToolExecutionMode, ToolInvocation, ToolSpec,
     ToolsetListener, call_contained, check_contained, execute_contained, tool_pack,
     wrap_tool_definition,
 };

@@ -18,7 +18,6 @@ use pi_tool::pack::ToolPack;
 use pi_tool::{
     AbortSignal, AgentToolResult, Content, NoDetails, OnUpdate, ToolError, pi_tool, tool_pack,
 };
-use pi_tool_mcp::TaskSupport;
 use pi_tool_mcp::rmcp::model::{
     ContentBlock, Prompt, PromptArgument, PromptMessage, Resource, ResourceContents,
     ResourceTemplate, Role,
@@ -505,7 +504,7 @@ pub struct SlowComputeParams {
 
 /// Works `seconds` seconds, then answers (a task for clients that declared tasks);
 /// `tasks/cancel` ends it through its abort signal.
-#[pi_tool(read_only)]
+#[pi_tool(read_only, task_support = "optional")]
 pub async fn slow_compute(
     params: SlowComputeParams,
     signal: AbortSignal,
@@ -526,21 +525,21 @@ pub async fn slow_compute(
 }
 
 /// Fails with a tool error after about a second (a task only).
-#[pi_tool(read_only)]
+#[pi_tool(read_only, task_support = "required")]
 pub async fn failing_job(signal: AbortSignal) -> Result<String, ToolError> {
     signal.sleep(Duration::from_secs(1)).await?;
     Err(ToolError::new("failing_job failed, as it always does"))
 }
 
 /// Panics, which a task reports as a protocol error (`failed`).
-#[pi_tool(read_only)]
+#[pi_tool(read_only, task_support = "required")]
 pub async fn protocol_error_job(signal: AbortSignal) -> Result<String, ToolError> {
     signal.sleep(Duration::from_millis(100)).await?;
     panic!("protocol_error_job panics, as it always does")
 }
 
 /// Asks for a confirmation while running as a task, then deletes nothing.
-#[pi_tool(destructive)]
+#[pi_tool(destructive, task_support = "optional")]
 pub async fn confirm_delete(signal: AbortSignal) -> Result<String, ToolError> {
     // Waits first, so the call is a task when it asks.
     signal.sleep(Duration::from_millis(10)).await?;
@@ -553,7 +552,7 @@ pub async fn confirm_delete(signal: AbortSignal) -> Result<String, ToolError> {
 }
 
 /// Asks two questions at once while running as a task.
-#[pi_tool(read_only)]
+#[pi_tool(read_only, task_support = "optional")]
 pub async fn multi_input(signal: AbortSignal) -> Result<String, ToolError> {
     signal.sleep(Duration::from_millis(10)).await?;
     let mut asked = InputRequests::new();
@@ -573,7 +572,7 @@ pub async fn multi_input(signal: AbortSignal) -> Result<String, ToolError> {
 
 /// Asks the user's name first (an input-required round), then goes on as a task whose
 /// result greets them.
-#[pi_tool(read_only)]
+#[pi_tool(read_only, task_support = "required")]
 pub async fn test_tool_with_task(signal: AbortSignal) -> Result<String, ToolError> {
     let answer = client()?
         .elicit("user_name", ask_string("What is your name?", "name")?)
@@ -808,23 +807,10 @@ pub fn prompts() -> PromptPack {
 /// offer: the suite checks the answer's shape).
 ///
 /// `slow_compute`, `confirm_delete` and `multi_input` may run as tasks, `failing_job`,
-/// `protocol_error_job` and `test_tool_with_task` must.
+/// `protocol_error_job` and `test_tool_with_task` must: each declares it
+/// (`#[pi_tool(task_support = "...")]`), which the server reads.
 pub fn server() -> PackServer {
     let server = PackServer::new(tools());
-    let server = [
-        ("slow_compute", TaskSupport::Optional),
-        ("confirm_delete", TaskSupport::Optional),
-        ("multi_input", TaskSupport::Optional),
-        ("failing_job", TaskSupport::Required),
-        ("protocol_error_job", TaskSupport::Required),
-        ("test_tool_with_task", TaskSupport::Required),
-    ]
-    .into_iter()
-    .try_fold(server, |server, (tool, support)| {
-        server.with_task_support(tool, support)
-    })
-    // Every name is a tool of `tools()` (the fixture's test starts the server).
-    .expect("the task tools are in the pack");
     server
         .with_server_info("mcp-conformance-server", env!("CARGO_PKG_VERSION"))
         .with_resources(resources())

@@ -1,13 +1,14 @@
 //! Every key at once.
 use std::time::Duration;
 
-use pi_tool::{ToolError, ToolExecutionMode, Tool, pi_tool};
+use pi_tool::{TaskSupport, ToolError, ToolExecutionMode, Tool, pi_tool};
 
 #[pi_tool(
     name = "lookup-user",
     label = "Look up a user",
     description = "Finds a user by id.",
     execution_mode = "parallel",
+    task_support = "optional",
     prompt_snippet = "lookup-user: find a user by id",
     prompt_guidelines = ["Use lookup-user before editing a user.", "Never guess ids."],
     timeout = "1500ms",
@@ -27,6 +28,8 @@ fn main() {
     assert_eq!(FindUser::LABEL, "Look up a user");
     assert_eq!(FindUser::DESCRIPTION, "Finds a user by id.");
     assert_eq!(FindUser::EXECUTION_MODE, Some(ToolExecutionMode::Parallel));
+    assert_eq!(FindUser::TASK_SUPPORT, Some(TaskSupport::Optional));
+    assert_eq!(Wait::TASK_SUPPORT, None);
     assert_eq!(FindUser::PROMPT_SNIPPET, Some("lookup-user: find a user by id"));
     assert_eq!(FindUser::PROMPT_GUIDELINES.len(), 2);
     assert_eq!(FindUser::TIMEOUT, Some(Duration::from_millis(1500)));

@@ -23,7 +23,7 @@ pub struct Progress {
 #[pi_tools]
 impl Jobs {
     /// Runs a job and reports progress.
-    #[pi_tool(execution_mode = "sequential", timeout = "5m")]
+    #[pi_tool(execution_mode = "sequential", timeout = "5m", task_support = "required")]
     pub async fn run_job(
         &self,
         call_id: &str,
@@ -54,6 +54,7 @@ fn main() {
     assert_eq!(definitions.len(), 2);
     let tool = wrap_tool_definition(definitions[0].clone(), ExtensionContext::detached);
     assert_eq!(tool.name(), "run_job");
+    assert_eq!(tool.spec().task_support, Some(pi_tool::TaskSupport::Required));
     let _: RunJobTool = jobs.run_job_tool();
     let _: StatusTool = jobs.status_tool();
 }
