@@ -473,3 +473,110 @@ async fn an_unknown_tool_is_a_32602_error_naming_it_at_both_revisions() {
     .await;
     check(answer.messages().last().unwrap(), 2);
 }
+
+/// A server whose `ok` tool takes a `region` declared `x-mcp-header: "Region"`.
+fn header_server(header: &str) -> PackServer {
+    let mut pack = ToolPack::new();
+    let schema = ToolSchema::from_json(json!({
+        "type": "object",
+        "properties": {"region": {"type": "string", "x-mcp-header": header}},
+        "required": ["region"]
+    }));
+    let spec = ToolSpec::new("ok", "Says ok.", Arc::new(schema));
+    pack.push(
+        ToolOwner::new("http-security-test"),
+        Arc::new(Ok(spec)) as Arc<dyn AgentTool>,
+    )
+    .unwrap();
+    PackServer::new(pack)
+}
+
+/// A 2026-07-28 `tools/call` of `ok` with `region` in the body and `param` (if any) as
+/// its `Mcp-Param-Region` header.
+async fn call_with_param(
+    address: SocketAddr,
+    id: i64,
+    region: &str,
+    param: Option<&str>,
+) -> Answer {
+    let mut headers = vec![
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "ok"),
+    ];
+    if let Some(param) = param {
+        headers.push(("Mcp-Param-Region", param));
+    }
+    post(
+        address,
+        &headers,
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "ok", "arguments": {"region": region}, "_meta": stateless_meta()}}),
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn x_mcp_header_parameters_are_listed_and_checked_against_the_body() {
+    let server = header_server("Region");
+    assert!(
+        server.schema_report().is_empty(),
+        "{:?}",
+        server.schema_report()
+    );
+    assert_eq!(
+        server.listed_tools()[0].input_schema["properties"]["region"]["x-mcp-header"],
+        json!("Region")
+    );
+    let address = start(server, "127.0.0.1:0").await;
+
+    let accepted = [
+        ("us-west1", "us-west1"),
+        // Base64 in the `=?base64?...?=` wrapper is decoded first.
+        ("us-west1", "=?base64?dXMtd2VzdDE=?="),
+        // Without the exact wrapper the value is literal.
+        ("=?base64?SGVsbG8=", "=?base64?SGVsbG8="),
+    ];
+    for (i, (region, param)) in accepted.into_iter().enumerate() {
+        let answer = call_with_param(address, i as i64, region, Some(param)).await;
+        assert_eq!(answer.status, 200, "{param}: {}", answer.body);
+        let message = &answer.messages()[answer.messages().len() - 1];
+        assert_eq!(message["result"]["isError"], json!(false), "{message}");
+    }
+
+    let refused = [
+        ("us-west1", Some("eu-central1")),
+        // The value is in the body but the header is missing.
+        ("us-west1", None),
+        // Bad Base64 padding, and characters outside the alphabet.
+        ("Hello", Some("=?base64?SGVsbG8?=")),
+        ("Hello", Some("=?base64?SGVs!!!bG8=?=")),
+    ];
+    for (i, (region, param)) in refused.into_iter().enumerate() {
+        let answer = call_with_param(address, 10 + i as i64, region, param).await;
+        assert_eq!(answer.status, 400, "{param:?}: {}", answer.body);
+        assert_eq!(
+            answer.messages()[0]["error"]["code"],
+            json!(-32020),
+            "{param:?}: {}",
+            answer.body
+        );
+    }
+}
+
+#[test]
+fn a_bad_x_mcp_header_is_reported_and_not_listed() {
+    let server = header_server("Re gion");
+    let report = server.schema_report();
+    assert_eq!(report.len(), 1, "{report:?}");
+    assert!(
+        report[0].starts_with("tool \"ok\": error: `region`")
+            && report[0].contains("not an HTTP header name"),
+        "{report:?}"
+    );
+    assert!(
+        server.listed_tools()[0].input_schema["properties"]["region"]
+            .get("x-mcp-header")
+            .is_none()
+    );
+}

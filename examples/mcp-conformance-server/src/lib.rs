@@ -481,6 +481,20 @@ pub async fn test_streaming_elicitation() -> Result<String, ToolError> {
 
 /// Whom `greet` greets.
 #[pi_tool::params]
+pub struct CustomHeaderParams {
+    /// The region to route the call to; clients mirror it into the `Mcp-Param-Region`
+    /// HTTP header (MCP 2026-07-28, SEP-2243), which the server checks against it.
+    #[schemars(extend("x-mcp-header" = "Region"))]
+    pub region: String,
+}
+
+/// Tests `x-mcp-header` parameters: echoes the region the call was routed by.
+#[pi_tool(read_only)]
+pub async fn test_custom_headers(params: CustomHeaderParams) -> Result<String, ToolError> {
+    Ok(format!("Region: {}", params.region))
+}
+
+#[pi_tool::params]
 pub struct GreetParams {
     /// The name to greet.
     pub name: String,
@@ -613,6 +627,7 @@ pub fn tools() -> ToolPack {
         TestToolWithLogging,
         TestLoggingTool,
         TestStreamingElicitation,
+        TestCustomHeaders,
         Greet,
         SlowCompute,
         FailingJob,

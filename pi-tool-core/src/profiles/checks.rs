@@ -382,3 +382,141 @@ pub(crate) fn mcp_no_params(schema: &mut Value) {
         *schema = json!({"type": "object", "additionalProperties": false});
     }
 }
+
+/// MCP 2026-07-28's `x-mcp-header` declarations (SEP-2243: a parameter a client mirrors
+/// into an `Mcp-Param-{Name}` HTTP header), checked as MCP clients check them: on a
+/// parameter reached from the root through `properties` alone, whose type is `string`,
+/// `integer` or `boolean`, named by a non-empty HTTP token (RFC 9110), unique in the
+/// tool regardless of case. A declaration that breaks a rule is an error and is left out
+/// of the schema, since a client must refuse a tool that carries it.
+pub(crate) fn mcp_param_headers(schema: &mut Value, ctx: &mut Ctx) {
+    let mut seen: Vec<(String, String)> = Vec::new();
+    param_headers_in(schema, &mut String::new(), true, true, &mut seen, ctx);
+}
+
+/// The `x-mcp-header` key.
+const PARAM_HEADER: &str = "x-mcp-header";
+
+/// Keywords whose values are instances or names, not schemas.
+const NOT_SCHEMAS: &[&str] = &[
+    "default",
+    "const",
+    "enum",
+    "examples",
+    "required",
+    "dependentRequired",
+];
+
+fn param_headers_in(
+    node: &mut Value,
+    pointer: &mut String,
+    root: bool,
+    on_chain: bool,
+    seen: &mut Vec<(String, String)>,
+    ctx: &mut Ctx,
+) {
+    let len = pointer.len();
+    match node {
+        Value::Object(m) => {
+            if let Some(header) = m.get(PARAM_HEADER) {
+                let problem = if root {
+                    Some(
+                        "has `x-mcp-header`, which belongs on a parameter, not on the schema root"
+                            .to_owned(),
+                    )
+                } else if !on_chain {
+                    Some("has `x-mcp-header` where MCP does not allow it: only on a parameter reached through `properties` alone (not under `items`, `anyOf`, `$defs`, ...)".to_owned())
+                } else {
+                    param_header_problem(header, m.get("type"), pointer, seen)
+                };
+                if let Some(problem) = problem {
+                    ctx.error(pointer, &problem);
+                    m.shift_remove(PARAM_HEADER);
+                }
+            }
+            for (key, value) in m.iter_mut() {
+                let key = key.as_str();
+                if NOT_SCHEMAS.contains(&key) || key.starts_with("x-") {
+                    continue;
+                }
+                pointer.push('/');
+                pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                let named = matches!(
+                    key,
+                    "properties"
+                        | "$defs"
+                        | "definitions"
+                        | "patternProperties"
+                        | "dependentSchemas"
+                );
+                match value {
+                    Value::Object(children) if named => {
+                        let chain = on_chain && key == "properties";
+                        for (name, child) in children.iter_mut() {
+                            let at = pointer.len();
+                            pointer.push('/');
+                            pointer.push_str(&name.replace('~', "~0").replace('/', "~1"));
+                            param_headers_in(child, pointer, false, chain, seen, ctx);
+                            pointer.truncate(at);
+                        }
+                    }
+                    _ => param_headers_in(value, pointer, false, false, seen, ctx),
+                }
+                pointer.truncate(len);
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter_mut().enumerate() {
+                pointer.push_str(&format!("/{i}"));
+                param_headers_in(item, pointer, false, false, seen, ctx);
+                pointer.truncate(len);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// What is wrong with one declaration on the parameter at `pointer`, if anything.
+fn param_header_problem(
+    header: &Value,
+    ty: Option<&Value>,
+    pointer: &str,
+    seen: &mut Vec<(String, String)>,
+) -> Option<String> {
+    let Some(name) = header.as_str() else {
+        return Some(format!(
+            "has `x-mcp-header: {header}`, which must be a string: the header name after `Mcp-Param-`"
+        ));
+    };
+    if name.is_empty() {
+        return Some("has an empty `x-mcp-header`: name the header, as in `\"Region\"` for `Mcp-Param-Region`".to_owned());
+    }
+    if let Some(bad) = name.chars().find(|c| !is_token_char(*c)) {
+        return Some(format!(
+            "has `x-mcp-header: {name:?}`, which is not an HTTP header name ({bad:?} is not allowed): use letters, digits and ! # $ % & ' * + - . ^ _ ` | ~ (an RFC 9110 token)"
+        ));
+    }
+    match ty.and_then(Value::as_str) {
+        Some("string" | "integer" | "boolean") => {}
+        _ => {
+            let ty = ty.map_or_else(|| "none".to_owned(), Value::to_string);
+            return Some(format!(
+                "has `x-mcp-header: {name:?}` on a parameter of type {ty}: MCP mirrors only `string`, `integer` and `boolean` parameters (one type, not null) into headers"
+            ));
+        }
+    }
+    let folded = name.to_ascii_lowercase();
+    if let Some((_, first)) = seen.iter().find(|(other, _)| *other == folded) {
+        return Some(format!(
+            "has `x-mcp-header: {name:?}`, which {} declares already (header names are case-insensitive): each header belongs to one parameter",
+            super::where_(first)
+        ));
+    }
+    seen.push((folded, pointer.to_owned()));
+    None
+}
+
+/// RFC 9110 §5.6.2 `tchar`.
+fn is_token_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c)
+}

@@ -11,7 +11,7 @@
 //!
 //! | profile | for | in short |
 //! |---|---|---|
-//! | [`Profile::Mcp`] | MCP `tools/list` `inputSchema` | portable 2020-12: `oneOf`→`anyOf`, `const`→`enum`; hosts forward it verbatim to any of the below |
+//! | [`Profile::Mcp`] | MCP `tools/list` `inputSchema` | portable 2020-12: `oneOf`→`anyOf`, `const`→`enum`; hosts forward it verbatim to any of the below; `x-*` extensions kept, `x-mcp-header` declarations checked (an error, left out, when MCP clients would refuse them) |
 //! | [`Profile::Anthropic`] | Messages `input_schema` | 2020-12, `oneOf`→`anyOf` |
 //! | [`Profile::AnthropicStrict`] | `strict: true` tools | closed objects, no recursion/maps/`Value`, unsupported keywords described |
 //! | [`Profile::OpenAi`] | Chat/Responses, `strict: false` | tuples as `items`, `$ref` siblings wrapped |
@@ -259,7 +259,7 @@ impl Ctx {
 }
 
 /// `the schema` / `/properties/tags` → the field the model knows: `parameter tags`.
-fn where_(pointer: &str) -> String {
+pub(crate) fn where_(pointer: &str) -> String {
     if pointer.is_empty() {
         return "the schema".to_owned();
     }
@@ -327,6 +327,7 @@ pub fn mcp(schema: &Value) -> Outcome {
     run(&mut s, &mut ctx, passes::const_to_enum);
     allow(&mut s, &mut ctx, &allow::MCP);
     run(&mut s, &mut ctx, passes::drop_additional_true);
+    checks::mcp_param_headers(&mut s, &mut ctx);
     checks::mcp_no_params(&mut s);
     ctx.finish(s)
 }
