@@ -24,7 +24,7 @@ pub use serde_json;
 
 pub use crate::abort::AbortSignal;
 pub use crate::bounds::{
-    CheckOutputSchema, IsParamsField, OutputProbe, SkipOutputSchema, ToolFuture,
+    CheckOutputSchema, IsParamsField, OutputProbe, ParamsFieldOf, SkipOutputSchema, ToolFuture,
     tool_future_must_be_send,
 };
 pub use crate::context::ExtensionContext;

@@ -69,10 +69,14 @@ impl<T: DeserializeOwned + JsonSchema + Send + 'static> ToolParams for T {
 
 /// A type a field of a `#[pi_tool::params]` type can have: read from JSON into an owned
 /// value (`Deserialize`) and described in the schema (`JsonSchema`).
+///
+/// `#[pi_tool::params]` checks each field against it, on the field's type. A field with
+/// its own `#[serde(with = ...)]`, `skip` or `flatten` is not checked (its type is not
+/// what serde reads), nor are the fields of a generic type.
 #[diagnostic::on_unimplemented(
     message = "a params field cannot be `{Self}`: it is not `Deserialize` + `JsonSchema`",
     label = "the model sends this field as JSON, described by the params schema",
-    note = "use a type the model can send as JSON: `String`, numbers, `bool`, `Vec<T>`, `Option<T>`, maps with string keys, or another `#[pi_tool::params]` type (for a point in time, a timestamp such as `u64` seconds or an RFC 3339 `String`); a field with `#[serde(with = ...)]` or `#[serde(skip)]` is not checked"
+    note = "put `#[pi_tool::params]` on your own type (`{Self}`, or the type it holds): it derives `Deserialize` and `JsonSchema` through pi-tool; otherwise use a type the model can send as JSON: `String`, numbers, `bool`, `Vec<T>`, `Option<T>`, maps with string keys (for a point in time, a timestamp such as `u64` seconds or an RFC 3339 `String`)"
 )]
 pub trait ParamsField: DeserializeOwned + JsonSchema {}
 
@@ -185,6 +189,69 @@ impl<T> SkipOutputSchema for OutputProbe<T> {
 /// Names the type of a field of a `#[pi_tool::params]` type that is a [`ParamsField`];
 /// the attribute writes it in a signature.
 pub struct IsParamsField<T: ParamsField>(PhantomData<T>);
+
+/// Reads and describes a field of a `#[pi_tool::params]` struct whose type pi-tool does
+/// not know (`location: Location`): the attribute writes
+/// `#[serde(deserialize_with = "ParamsFieldOf::<T>::field")]` and
+/// `#[schemars(schema_with = "ParamsFieldOf::<T>::field")]` on it, spanned on the field's
+/// type. [`field`](Self::field) does what the derives do without them (`T::deserialize`,
+/// `subschema_for::<T>()`), so the params are read and described as before.
+///
+/// Why one function for both: a `T` without `Deserialize` or `JsonSchema` then fails one
+/// bound, `T: ParamsField` of `field`, at the same tokens wherever the derives call it,
+/// and rustc reports that identical error once, instead of three serde errors and one
+/// schemars error.
+#[doc(hidden)]
+pub struct ParamsFieldOf<T>(PhantomData<fn() -> T>);
+
+impl<T> ParamsFieldOf<T> {
+    /// The field read from a serde deserializer, or its schema from a schemars generator.
+    #[inline]
+    pub fn field<A, M>(argument: A) -> A::Output<T>
+    where
+        A: FieldArgument<M>,
+        T: ParamsField,
+    {
+        argument.field::<T>()
+    }
+}
+
+/// What [`ParamsFieldOf::field`] is called with: a serde `Deserializer` ([`ViaSerde`]) or
+/// schemars' generator ([`ViaSchemars`]).
+#[doc(hidden)]
+pub trait FieldArgument<M> {
+    /// What the field gives with this argument.
+    type Output<T>;
+
+    /// The field read or described.
+    fn field<T: ParamsField>(self) -> Self::Output<T>;
+}
+
+/// [`FieldArgument`] for a serde `Deserializer<'de>`.
+#[doc(hidden)]
+pub struct ViaSerde<'de>(PhantomData<&'de ()>);
+
+/// [`FieldArgument`] for schemars' generator.
+#[doc(hidden)]
+pub struct ViaSchemars;
+
+impl<'de, D: serde::Deserializer<'de>> FieldArgument<ViaSerde<'de>> for D {
+    type Output<T> = Result<T, D::Error>;
+
+    #[inline]
+    fn field<T: ParamsField>(self) -> Result<T, D::Error> {
+        T::deserialize(self)
+    }
+}
+
+impl FieldArgument<ViaSchemars> for &mut schemars::SchemaGenerator {
+    type Output<T> = schemars::Schema;
+
+    #[inline]
+    fn field<T: ParamsField>(self) -> schemars::Schema {
+        self.subschema_for::<T>()
+    }
+}
 
 /// The tool's future, checked for `Send` here, once, on the user's function name, with its
 /// output passed through `convert`, and returned unboxed: `Typed<T>`'s one box per call

@@ -8,6 +8,8 @@
 //! A params type is read from the model's JSON into owned values, so the fields of one
 //! are checked for what JSON cannot give: a borrowed field (`&'a str`), and a map whose
 //! keys cannot be read from a JSON object's string keys (`HashMap<(u32, u32), _>`).
+//! A field of a type the attribute does not know is read through pi-tool's
+//! `ParamsFieldOf`, so that a type without derives is one error ([`route_fields`]).
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -72,6 +74,7 @@ pub fn expand(args: TokenStream, input: TokenStream, kind: Kind) -> TokenStream 
     join_field_docs(&mut item);
     let field_checks = if kind == Kind::Params {
         check_fields(&mut item, &mut errors, &krate);
+        route_fields(&mut item, &krate);
         field_checks(&item, &krate)
     } else {
         TokenStream::new()
@@ -125,15 +128,95 @@ fn field_checks(item: &syn::Item, krate: &Path) -> TokenStream {
     }
 }
 
-fn mentions_self(ty: &Type) -> bool {
-    fn any_self(tokens: TokenStream) -> bool {
+/// The fields of a params struct whose type pi-tool does not know (`location: Location`),
+/// read and described through `ParamsField`'s hidden functions:
+/// `#[serde(deserialize_with = "<T as ParamsField>::__deserialize")]` and
+/// `#[schemars(schema_with = "<T as ParamsField>::__schema")]`, spanned on the field's
+/// type. They do what the derives do without them (`T::deserialize`,
+/// `subschema_for::<T>()`), so the params are read and described as before; what changes
+/// is that a `T` without `Deserialize` or `JsonSchema` fails one bound,
+/// `T: ParamsField`, at the same tokens in the three places the derives name it, which
+/// rustc reports once, instead of three serde errors and one schemars error.
+///
+/// Left as written: fields with a serde, schemars or validation attribute of their own,
+/// `Option<T>` fields (serde and schemars treat a missing `Option` field apart, which a
+/// `deserialize_with` would change), types pi-tool knows (`String`, numbers, std
+/// collections of those), and the fields of enums, of tuple structs and of generic types.
+fn route_fields(item: &mut syn::Item, krate: &Path) {
+    let syn::Item::Struct(s) = item else {
+        return;
+    };
+    if !s.generics.params.is_empty() {
+        return;
+    }
+    let syn::Fields::Named(fields) = &mut s.fields else {
+        return;
+    };
+    for field in &mut fields.named {
+        let has_own_attributes = field.attrs.iter().any(|attr| {
+            ["serde", "schemars", "validate", "garde"]
+                .iter()
+                .any(|name| attr.path().is_ident(name))
+        });
+        if has_own_attributes || mentions_self(&field.ty) || !is_unknown_type(&field.ty) {
+            continue;
+        }
+        let ty = &field.ty;
+        let span = crate::error::first_token_span(&quote!(#ty));
+        let path = format!("{}::field", quote!(#krate::__private::ParamsFieldOf::<#ty>));
+        let deserialize = syn::LitStr::new(&path, span);
+        let schema = syn::LitStr::new(&path, span);
+        field
+            .attrs
+            .push(syn::parse_quote_spanned!(span=> #[serde(deserialize_with = #deserialize)]));
+        field
+            .attrs
+            .push(syn::parse_quote_spanned!(span=> #[schemars(schema_with = #schema)]));
+    }
+}
+
+/// A type that names something pi-tool does not know as a JSON value: a path whose last
+/// segment, or a type argument of it, is not a primitive or a std type both serde and
+/// schemars support. A type that names `Option` anywhere (`Box<Option<T>>`) is left as
+/// written: schemars and serde treat a missing `Option` apart ([`route_fields`]).
+fn is_unknown_type(ty: &Type) -> bool {
+    const KNOWN: &[&str] = &[
+        "String", "str", "bool", "char", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16",
+        "u32", "u64", "u128", "usize", "f32", "f64", "Vec", "VecDeque", "HashMap", "BTreeMap",
+        "HashSet", "BTreeSet", "IndexMap", "IndexSet", "Box", "Arc", "Rc", "Cow", "PathBuf",
+        "Value", "Map", "Number",
+    ];
+    fn unknown(ty: &Type) -> bool {
+        match ty {
+            Type::Group(g) => unknown(&g.elem),
+            Type::Paren(p) => unknown(&p.elem),
+            Type::Path(p) if p.qself.is_none() => {
+                let Some(last) = p.path.segments.last() else {
+                    return false;
+                };
+                !KNOWN.contains(&last.ident.to_string().as_str())
+                    || type_arguments(&p.path).any(unknown)
+            }
+            _ => false,
+        }
+    }
+    !mentions(ty, "Option") && unknown(ty)
+}
+
+/// Whether `ty` names `ident` anywhere (`Option` in `Box<Option<T>>`).
+fn mentions(ty: &Type, ident: &str) -> bool {
+    fn any(tokens: TokenStream, ident: &str) -> bool {
         tokens.into_iter().any(|token| match token {
-            proc_macro2::TokenTree::Ident(ident) => ident == "Self",
-            proc_macro2::TokenTree::Group(group) => any_self(group.stream()),
+            proc_macro2::TokenTree::Ident(i) => i == ident,
+            proc_macro2::TokenTree::Group(group) => any(group.stream(), ident),
             _ => false,
         })
     }
-    any_self(quote!(#ty))
+    any(quote!(#ty), ident)
+}
+
+fn mentions_self(ty: &Type) -> bool {
+    mentions(ty, "Self")
 }
 
 /// A `#[serde(...)]` or `#[schemars(...)]` attribute that reads the field another way

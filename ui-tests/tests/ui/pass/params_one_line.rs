@@ -24,10 +24,13 @@ pub enum Unit {
     Fahrenheit,
 }
 
-/// Through a renamed dependency.
+/// Through a renamed dependency; `unit` and `units` are read through the renamed
+/// crate's `ParamsFieldOf` (a field of a type pi-tool does not know).
 #[pt::params(crate = "pt")]
 pub struct Renamed {
     pub n: u32,
+    pub unit: Unit,
+    pub units: Vec<Unit>,
 }
 
 /// Returns the city.
@@ -46,6 +49,11 @@ fn main() {
         pi_tool::__private::serde_json::from_value(pi_tool::json!({"city": "Paris", "unit": "fahrenheit"}))
             .unwrap();
     assert!(matches!(params.unit, Some(Unit::Fahrenheit)));
-    let _: Renamed = pi_tool::__private::serde_json::from_value(pi_tool::json!({"n": 1})).unwrap();
+    let renamed: Renamed = pi_tool::__private::serde_json::from_value(
+        pi_tool::json!({"n": 1, "unit": "celsius", "units": ["fahrenheit"]}),
+    )
+    .unwrap();
+    assert!(matches!(renamed.unit, Unit::Celsius));
+    assert!(matches!(renamed.units[..], [Unit::Fahrenheit]));
     assert_eq!(GetWeather::NAME, "get_weather");
 }
