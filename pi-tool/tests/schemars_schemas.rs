@@ -138,3 +138,34 @@ fn recursive_types() {
         "{text}"
     );
 }
+
+/// A map with integer keys (`HashMap<u32, _>`, `BTreeMap<i64, _>`): integer keys pass and
+/// are read; a key that is not one is refused with a text that says what the keys are
+/// (issue 22).
+#[test]
+fn integer_keyed_maps_refuse_other_keys_saying_what_keys_are() {
+    #[derive(Debug, Deserialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct Sheet {
+        rows: HashMap<u32, String>,
+        offsets: std::collections::BTreeMap<i64, f64>,
+    }
+    let schema = ToolSchema::for_type::<Sheet>();
+    assert_eq!(schema.error(), None, "{}", schema.json());
+    let good = json!({"rows": {"1": "a", "20": "b"}, "offsets": {"-3": 1.5}});
+    check(&schema, good.clone()).expect("integer keys");
+    let sheet: Sheet = deserialize_params("search", &good).expect("read");
+    assert_eq!(sheet.rows[&20], "b");
+    let e = check(
+        &schema,
+        json!({"rows": {"abc": "a", "-1": "b"}, "offsets": {"x": 1}}),
+    )
+    .expect_err("not integers");
+    assert_eq!(
+        lines(&e),
+        [
+            "  - rows: property names abc, -1 are not integers 0 or greater: the keys of this map are integers 0 or greater",
+            "  - offsets: property name x is not an integer: the keys of this map are integers",
+        ]
+    );
+}

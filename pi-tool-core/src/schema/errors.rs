@@ -37,6 +37,14 @@ pub(crate) enum Kind {
     },
     Required(Vec<String>),
     AdditionalProperties,
+    /// `additionalProperties` of a map schemars generates for integer keys
+    /// (`HashMap<u32, V>`: `patternProperties` `^\d+$` or `^-?\d+$`, nothing else
+    /// allowed): the keys that are not integers, said so. TypeBox's own integer records
+    /// use another pattern, so Pi's schemas keep TypeBox's text.
+    IntegerKeys {
+        names: Vec<String>,
+        signed: bool,
+    },
     Dependencies {
         property: String,
         dependencies: Vec<String>,
@@ -86,6 +94,22 @@ impl Kind {
             }
             Kind::Required(names) => format!("must have required properties {}", names.join(", ")),
             Kind::AdditionalProperties => "must not have additional properties".to_owned(),
+            Kind::IntegerKeys { names, signed } => {
+                let (what, whats) = if *signed {
+                    ("an integer", "integers")
+                } else {
+                    ("an integer 0 or greater", "integers 0 or greater")
+                };
+                match names.as_slice() {
+                    [name] => format!(
+                        "property name {name} is not {what}: the keys of this map are {whats}"
+                    ),
+                    _ => format!(
+                        "property names {} are not {whats}: the keys of this map are {whats}",
+                        names.join(", ")
+                    ),
+                }
+            }
             Kind::Dependencies {
                 property,
                 dependencies,
@@ -196,6 +220,26 @@ impl Walker<'_> {
         &self.check.c.nodes
     }
 
+    /// For a map schemars generates for integer keys (`patternProperties` of its integer
+    /// patterns only, no `properties`, `additionalProperties: false`): whether negative
+    /// keys are allowed. `None` for every other object schema.
+    fn integer_keys(&self, k: &Keywords, ap: NodeId) -> Option<bool> {
+        if k.properties.as_ref().is_some_and(|p| !p.is_empty())
+            || !matches!(self.nodes()[ap as usize], Node::Bool(false))
+        {
+            return None;
+        }
+        let mut signed = None;
+        for (pattern, _) in k.pattern_properties.as_ref()? {
+            match pattern.source.as_str() {
+                r"^\d+$" => signed = Some(signed.unwrap_or(false)),
+                r"^-?\d+$" => signed = Some(true),
+                _ => return None,
+            }
+        }
+        signed
+    }
+
     /// A child value in a fresh evaluation scope (`ErrorSchemaPushStack`), errors to `out`.
     fn child(
         &self,
@@ -266,7 +310,7 @@ impl Walker<'_> {
             }
         }
         if let Some(ap) = k.additional_properties {
-            let mut extra = false;
+            let mut extra = Vec::new();
             for (key, val) in map {
                 if is_declared(k, key) {
                     continue;
@@ -275,11 +319,18 @@ impl Walker<'_> {
                 if self.child(ap, &format!("{path}/{key}"), val, &mut swallowed, depth) {
                     ev.add_key(track, key);
                 } else {
-                    extra = true;
+                    extra.push(key.clone());
                 }
             }
-            if extra {
-                ok = push(out, path, Kind::AdditionalProperties);
+            if !extra.is_empty() {
+                let kind = match self.integer_keys(k, ap) {
+                    Some(signed) => Kind::IntegerKeys {
+                        names: extra,
+                        signed,
+                    },
+                    None => Kind::AdditionalProperties,
+                };
+                ok = push(out, path, kind);
             }
         }
         if !map.is_empty() {

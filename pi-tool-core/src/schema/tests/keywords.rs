@@ -526,3 +526,52 @@ fn ill_typed_keywords_are_ignored_like_typebox() {
         json!({"a": "b"}),
     );
 }
+
+/// A map schemars generates for integer keys (`HashMap<u32, V>`, `HashMap<i64, V>`): a key
+/// that is not an integer is refused with a text that says what the keys are, not
+/// TypeBox's "must not have additional properties" (issue 22). Any other pattern, an
+/// `additionalProperties` schema or declared properties keep TypeBox's text.
+#[test]
+fn integer_keyed_maps_say_what_the_keys_are() {
+    let unsigned = json!({
+        "type": "object",
+        "patternProperties": {r"^\d+$": {"type": "string"}},
+        "additionalProperties": false
+    });
+    valid(unsigned.clone(), json!({"1": "a", "20": "b"}));
+    assert_eq!(
+        errors(unsigned.clone(), json!({"1": "a", "abc": "b"})),
+        [
+            "root: property name abc is not an integer 0 or greater: the keys of this map are integers 0 or greater"
+        ]
+    );
+    assert_eq!(
+        errors(unsigned.clone(), json!({"-1": "a", "x": "b"})),
+        [
+            "root: property names -1, x are not integers 0 or greater: the keys of this map are integers 0 or greater"
+        ]
+    );
+    // A value of an integer key is still checked against the value schema.
+    assert_eq!(errors(unsigned, json!({"1": 2})), ["1: must be string"]);
+    let signed = json!({
+        "type": "object",
+        "patternProperties": {r"^-?\d+$": {"type": "string"}},
+        "additionalProperties": false
+    });
+    valid(signed.clone(), json!({"-1": "a"}));
+    assert_eq!(
+        errors(signed, json!({"1.5": "a"})),
+        ["root: property name 1.5 is not an integer: the keys of this map are integers"]
+    );
+    // TypeBox's own integer record pattern, and other shapes, keep TypeBox's text.
+    for s in [
+        json!({"type": "object", "patternProperties": {"^-?(?:0|[1-9][0-9]*)$": {}}, "additionalProperties": false}),
+        json!({"type": "object", "patternProperties": {r"^\d+$": {}}, "properties": {"k": {}}, "additionalProperties": false}),
+        json!({"type": "object", "patternProperties": {r"^\d+$": {}}, "additionalProperties": {"type": "number"}}),
+    ] {
+        assert_eq!(
+            errors(s, json!({"abc": "x"})),
+            ["root: must not have additional properties"]
+        );
+    }
+}
