@@ -43,6 +43,10 @@
 //!   before it asks.
 //! - **Resource subscriptions**: `resources/subscribe` (before 2026-07-28) and
 //!   `subscriptions/listen` (2026-07-28) hear of [`ResourcePack::notify_updated`].
+//! - **Tools that change** ([`ServedTools`], from [`PackServer::served_tools`]): add,
+//!   replace or remove tools while serving; clients hear of it
+//!   (`notifications/tools/list_changed`, or on `subscriptions/listen` at 2026-07-28),
+//!   and `tools.listChanged` is declared once the handle has been taken.
 //! - **Tasks** (SEP-2663): a tool that declares [`TaskSupport`]
 //!   (`#[pi_tool(task_support = "optional")]`, or [`PackServer::with_task_support`]) runs as a task for a client that declared the
 //!   `io.modelcontextprotocol/tasks` extension: `tasks/get`, `tasks/update`,
@@ -88,6 +92,7 @@ mod prompts;
 mod resources;
 mod schema;
 mod serve_extras;
+mod served;
 mod server;
 mod subscriptions;
 mod tasks;
@@ -105,6 +110,7 @@ pub use framing::DEFAULT_MAX_MESSAGE_BYTES;
 pub use input::{CallingClient, InputError};
 pub use prompts::{CompletionTarget, Completions, PromptError, PromptPack, PromptResult};
 pub use resources::{ReadResult, ResourceError, ResourcePack};
+pub use served::ServedTools;
 pub use server::{PackServer, ServeError};
 pub use tasks::{MemoryTaskStore, TaskStore, TaskStoreError, TaskSupport};
 pub use window::DEFAULT_MAX_PENDING_REQUESTS;

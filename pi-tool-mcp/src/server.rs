@@ -17,7 +17,7 @@ use pi_tool_core::context::ExtensionContext;
 use pi_tool_core::pack::ToolPack;
 use pi_tool_core::{
     AbortController, AbortSignal, AgentTool, CallPolicy, JsonToolResult, OnUpdate, ToolError,
-    ToolErrorKind, Value,
+    ToolErrorKind, Value, wrap_tool_definition,
 };
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities,
@@ -31,14 +31,14 @@ use rmcp::model::{
     SubscribeRequestParams, SubscriptionFilter, TASKS_EXTENSION_ID, Tool, ToolsCapability,
     UnsubscribeRequestParams, UpdateTaskParams,
 };
-use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData as McpError, ServerHandler};
 use tokio::sync::Semaphore;
 
 #[cfg(doc)]
 use crate::call::run_call;
 use crate::call::{CallEnd, run_call_with_policy, trace_unknown_tool};
-use crate::convert::{call_tool_result, mcp_tool};
+use crate::convert::call_tool_result;
 use crate::disconnect::client_gone;
 use crate::framing::{DEFAULT_MAX_MESSAGE_BYTES, serve_framed};
 use crate::http_access::{BadEntry, HttpAccess};
@@ -49,6 +49,7 @@ use crate::progress::ProgressForwarder;
 use crate::prompts::{Completions, PromptPack};
 use crate::resources::ResourcePack;
 use crate::serve_extras::{complete, get_prompt, read_resource};
+use crate::served::{Served, ServedTools, Wrap, effective_support, forward_list_changes};
 use crate::subscriptions::Subscriptions;
 use crate::tasks::{MemoryTaskStore, Running, TaskStore, TaskSupport, Tasks};
 use crate::window::DEFAULT_MAX_PENDING_REQUESTS;
@@ -61,9 +62,8 @@ type CallEndHook = Arc<dyn Fn(&CallEnd) + Send + Sync>;
 /// (`rmcp::ServiceExt::serve`); [`serve_stdio`](Self::serve_stdio) is the common case.
 #[derive(Clone)]
 pub struct PackServer {
-    tools: Arc<[Arc<dyn AgentTool>]>,
-    listed: Arc<[Tool]>,
-    schema_report: Arc<[String]>,
+    /// The served tools, shared by every session and changed through [`ServedTools`].
+    served: Arc<Served>,
     server_info: Implementation,
     instructions: Option<String>,
     on_call_end: Option<CallEndHook>,
@@ -84,8 +84,8 @@ pub struct PackServer {
     subscriptions: Subscriptions,
     /// The session's `logging/setLevel` (before 2026-07-28); `None` until it is set.
     log_level: Arc<Mutex<Option<LoggingLevel>>>,
-    /// The tools that may or must run as tasks, by name (`Optional` or `Required` only):
-    /// what each tool's spec declares, overridden by `with_task_support`.
+    /// `with_task_support`'s settings by tool name, over what each tool's spec declares
+    /// (`Forbidden` included, which turns a declaration off).
     task_support: Arc<HashMap<String, TaskSupport>>,
     tasks: Arc<Tasks>,
 }
@@ -103,7 +103,12 @@ impl fmt::Debug for PackServer {
         f.debug_struct("PackServer")
             .field(
                 "tools",
-                &self.listed.iter().map(|t| &t.name).collect::<Vec<_>>(),
+                &self
+                    .served
+                    .entries()
+                    .iter()
+                    .map(|e| e.listed.name.clone())
+                    .collect::<Vec<_>>(),
             )
             .field("server_info", &self.server_info)
             .finish()
@@ -127,20 +132,10 @@ impl PackServer {
     where
         F: Fn() -> ExtensionContext + Clone + Send + Sync + 'static,
     {
-        let tools: Arc<[Arc<dyn AgentTool>]> = pack.tools_with_context(ctx_factory).into();
-        let (listed, reports): (Vec<Tool>, Vec<Vec<String>>) =
-            tools.iter().map(|tool| mcp_tool(tool.spec())).unzip();
-        let task_support: HashMap<String, TaskSupport> = tools
-            .iter()
-            .filter_map(|tool| {
-                let support = tool.spec().task_support?;
-                (support != TaskSupport::Forbidden).then(|| (tool.name().to_owned(), support))
-            })
-            .collect();
+        let tools = pack.tools_with_context(ctx_factory.clone());
+        let wrap: Wrap = Arc::new(move |tool| wrap_tool_definition(tool, ctx_factory.clone()));
         PackServer {
-            tools,
-            listed: listed.into(),
-            schema_report: reports.concat().into(),
+            served: Arc::new(Served::new(tools, wrap)),
             server_info: Implementation::new("pi-tool-mcp", env!("CARGO_PKG_VERSION")),
             instructions: None,
             on_call_end: None,
@@ -160,7 +155,7 @@ impl PackServer {
             request_state: Arc::new(RequestStateCodec::new_unchecked(random_key())),
             subscriptions: Subscriptions::default(),
             log_level: Arc::default(),
-            task_support: Arc::new(task_support),
+            task_support: Arc::default(),
             tasks: Arc::new(Tasks::new(Arc::new(MemoryTaskStore::default()))),
         }
     }
@@ -181,12 +176,7 @@ impl PackServer {
                 "task support for {name:?}, a tool the pack does not have"
             )));
         }
-        let task_support = Arc::make_mut(&mut self.task_support);
-        if support == TaskSupport::Forbidden {
-            task_support.remove(name);
-        } else {
-            task_support.insert(name.to_owned(), support);
-        }
+        Arc::make_mut(&mut self.task_support).insert(name.to_owned(), support);
         Ok(self)
     }
 
@@ -362,16 +352,33 @@ impl PackServer {
         self
     }
 
-    /// The tools as `tools/list` gives them, in pack order.
-    pub fn listed_tools(&self) -> &[Tool] {
-        &self.listed
+    /// The tools as `tools/list` gives them now, in order (the pack's, then those
+    /// [`ServedTools::add`] added).
+    pub fn listed_tools(&self) -> Vec<Tool> {
+        self.served
+            .entries()
+            .iter()
+            .map(|entry| entry.listed.clone())
+            .collect()
+    }
+
+    /// A handle that changes the served tools while the server serves: see
+    /// [`ServedTools`]. Once it has been taken the server declares `tools.listChanged`,
+    /// so take it before serving; each change is then told to every client.
+    pub fn served_tools(&self) -> ServedTools {
+        self.served.take();
+        ServedTools(self.served.clone())
     }
 
     /// What the `mcp` schema profile reported while listing the tools, one line each
     /// (`tool "x": error: …` means hosts that check schemas will reject that tool;
     /// warnings name what the listed schema approximates). Empty for portable tools.
-    pub fn schema_report(&self) -> &[String] {
-        &self.schema_report
+    pub fn schema_report(&self) -> Vec<String> {
+        self.served
+            .entries()
+            .iter()
+            .flat_map(|entry| entry.report.iter().cloned())
+            .collect()
     }
 
     /// Serves on standard input and output until the client closes the connection.
@@ -495,8 +502,8 @@ impl PackServer {
         }
     }
 
-    fn find(&self, name: &str) -> Option<&Arc<dyn AgentTool>> {
-        self.tools.iter().find(|tool| tool.name() == name)
+    fn find(&self, name: &str) -> Option<Arc<dyn AgentTool>> {
+        self.served.find(name)
     }
 
     /// Runs one `tools/call`; see [`run_call`] for the pipeline.
@@ -517,7 +524,7 @@ impl PackServer {
                 Some(serde_json::json!({ "tool": request.name })),
             ));
         };
-        if let Some(support) = self.task_support.get(tool.name()).copied() {
+        if let Some(support) = effective_support(tool.as_ref(), &self.task_support) {
             let client_tasks = context
                 .client_capabilities()
                 .is_some_and(|capabilities| capabilities.supports_tasks());
@@ -552,7 +559,7 @@ impl PackServer {
             None => None,
         };
         let run = input.scope(run_call_with_policy(
-            tool,
+            &tool,
             &call_id,
             arguments.clone(),
             policy,
@@ -765,7 +772,11 @@ fn random_key() -> Vec<u8> {
 impl ServerHandler for PackServer {
     fn get_info(&self) -> ServerConfig {
         let mut capabilities = ServerCapabilities::default();
-        capabilities.tools = Some(ToolsCapability::default());
+        let mut tools = ToolsCapability::default();
+        if self.served.may_change() {
+            tools.list_changed = Some(true);
+        }
+        capabilities.tools = Some(tools);
         if !self.resources.is_empty() {
             let mut resources = ResourcesCapability::default();
             resources.subscribe = Some(true);
@@ -778,7 +789,11 @@ impl ServerHandler for PackServer {
         if self.completions.is_some() {
             capabilities.completions = Some(Default::default());
         }
-        if !self.task_support.is_empty() {
+        let entries = self.served.entries();
+        let tasks = entries
+            .iter()
+            .any(|entry| effective_support(entry.tool.as_ref(), &self.task_support).is_some());
+        if tasks {
             capabilities
                 .extensions
                 .get_or_insert_with(Default::default)
@@ -791,13 +806,22 @@ impl ServerHandler for PackServer {
         }
     }
 
+    /// A session of a revision before 2026-07-28 hears of every change of the served
+    /// tools (`notifications/tools/list_changed`) once the [`ServedTools`] handle was
+    /// taken, until it ends.
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if self.served.may_change() {
+            tokio::spawn(forward_list_changes(self.served.changes(), context.peer));
+        }
+    }
+
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let (ttl, scope) = self.cache_hints;
-        Ok(ListToolsResult::with_all_items(self.listed.to_vec())
+        Ok(ListToolsResult::with_all_items(self.listed_tools())
             .with_ttl_ms(ttl)
             .with_cache_scope(scope))
     }
@@ -843,6 +867,9 @@ impl ServerHandler for PackServer {
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
         let mut accepted = SubscriptionFilter::new();
+        if requested.tools_list_changed == Some(true) && self.served.may_change() {
+            accepted.tools_list_changed = Some(true);
+        }
         accepted.resource_subscriptions = requested.resource_subscriptions.as_ref().map(|uris| {
             uris.iter()
                 .filter(|uri| self.resources.has(uri))
@@ -855,9 +882,16 @@ impl ServerHandler for PackServer {
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
         use tokio::sync::broadcast::error::RecvError;
         let mut updates = self.resources.updates();
+        let mut tool_changes = self.served.changes();
         loop {
             tokio::select! {
                 () = context.cancelled() => return Ok(()),
+                change = tool_changes.recv(), if context.accepted().tools_list_changed == Some(true) => {
+                    if let Ok(()) | Err(RecvError::Lagged(_)) = change {
+                        // A closed stream ends with `cancelled`.
+                        let _ = context.sink().notify_tool_list_changed().await;
+                    }
+                }
                 update = updates.recv() => match update {
                     Ok(uri) => {
                         let update = ServerNotification::ResourceUpdatedNotification(
@@ -985,7 +1019,11 @@ impl ServerHandler for PackServer {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.listed.iter().find(|tool| tool.name == name).cloned()
+        self.served
+            .entries()
+            .iter()
+            .find(|entry| entry.listed.name == name)
+            .map(|entry| entry.listed.clone())
     }
 
     async fn call_tool(
