@@ -90,10 +90,19 @@ impl fmt::Display for ToolNameError {
                     "tool name \"{name}\" must start with an ASCII letter or `_`"
                 )
             }
-            ToolNameError::BadChar { name, bad } => write!(
-                f,
-                "tool name \"{name}\" contains `{bad}`: use ASCII letters, digits, `_` and `-`"
-            ),
+            ToolNameError::BadChar { name, bad } => {
+                write!(
+                    f,
+                    "tool name \"{name}\" contains `{bad}`: use ASCII letters, digits, `_` and `-`"
+                )?;
+                if *bad == '.' {
+                    f.write_str(
+                        " (MCP allows `.` in tool names, but model providers do not: pi-tool \
+                         keeps to the names every provider accepts)",
+                    )?;
+                }
+                Ok(())
+            }
             ToolNameError::TooLong { name } => write!(
                 f,
                 "tool name \"{name}\" is {} characters long; providers accept at most {MAX_TOOL_NAME_LEN}",
@@ -140,6 +149,11 @@ const fn name_problem(name: &str) -> Option<NameProblem> {
 
 /// Checks a tool name against `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`, the set every major
 /// provider accepts; the error says what is wrong.
+///
+/// MCP allows more (`[A-Za-z0-9_.-]`, 1 to 64 characters, as the conformance suite checks;
+/// the spec allows 128): pi-tool's rule is the provider-portable subset of MCP's, so a
+/// pack served over MCP works with every provider its clients forward it to. A `.` is
+/// refused with that reason. Tests: `tests/tool_names.rs`.
 pub fn check_tool_name(name: &str) -> Result<(), ToolNameError> {
     let owned = || name.to_owned();
     match name_problem(name) {

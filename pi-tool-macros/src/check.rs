@@ -232,9 +232,14 @@ fn check_name(name: &str, span: Span, from_fn: bool, errors: &mut Vec<syn::Error
         .chars()
         .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
     {
+        let why = if bad == '.' {
+            " (MCP allows `.`, model providers do not)"
+        } else {
+            ""
+        };
         errors.push(error(
             span,
-            format!("the tool name `{name}` contains `{bad}`"),
+            format!("the tool name `{name}` contains `{bad}`{why}"),
             format!(
                 "{NAME_RULE}; {how}, for example `{}`",
                 names::sanitise(name)
