@@ -141,18 +141,28 @@ fn field_checks(item: &syn::Item, krate: &Path) -> TokenStream {
 /// Left as written: fields with a serde, schemars or validation attribute of their own,
 /// `Option<T>` fields (serde and schemars treat a missing `Option` field apart, which a
 /// `deserialize_with` would change), types pi-tool knows (`String`, numbers, std
-/// collections of those), and the fields of enums, of tuple structs and of generic types.
+/// collections of those), and the fields of tuple structs, tuple variants and generic
+/// types.
 fn route_fields(item: &mut syn::Item, krate: &Path) {
-    let syn::Item::Struct(s) = item else {
-        return;
+    let fields: Vec<&mut syn::Field> = match item {
+        syn::Item::Struct(s) if s.generics.params.is_empty() => match &mut s.fields {
+            syn::Fields::Named(fields) => fields.named.iter_mut().collect(),
+            _ => return,
+        },
+        // The named fields of struct variants, which serde and schemars read as a
+        // struct's.
+        syn::Item::Enum(e) if e.generics.params.is_empty() => e
+            .variants
+            .iter_mut()
+            .filter_map(|v| match &mut v.fields {
+                syn::Fields::Named(fields) => Some(fields.named.iter_mut()),
+                _ => None,
+            })
+            .flatten()
+            .collect(),
+        _ => return,
     };
-    if !s.generics.params.is_empty() {
-        return;
-    }
-    let syn::Fields::Named(fields) = &mut s.fields else {
-        return;
-    };
-    for field in &mut fields.named {
+    for field in fields {
         let has_own_attributes = field.attrs.iter().any(|attr| {
             ["serde", "schemars", "validate", "garde"]
                 .iter()

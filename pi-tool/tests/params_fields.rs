@@ -48,6 +48,13 @@ mod routed {
             /// The bound.
             bound: i64,
         },
+        /// Near a place.
+        Near {
+            /// The place.
+            place: Location,
+            /// How far, in km.
+            km: u32,
+        },
     }
 
     /// The params.
@@ -121,6 +128,13 @@ mod derived {
             /// The bound.
             bound: i64,
         },
+        /// Near a place.
+        Near {
+            /// The place.
+            place: Location,
+            /// How far, in km.
+            km: u32,
+        },
     }
 
     /// The params.
@@ -158,7 +172,7 @@ fn full() -> Value {
         "stops": [{"city": "Lyon"}, {"city": "Dijon", "zip": null}],
         "unit": "celsius",
         "by_name": {"home": {"city": "Nice"}},
-        "filters": {"a": {"op": "eq", "value": [1, 2]}, "b": {"op": "below", "bound": -3}},
+        "filters": {"a": {"op": "eq", "value": [1, 2]}, "b": {"op": "below", "bound": -3}, "c": {"op": "near", "place": {"city": "Albi"}, "km": 5}},
         "boxed": {"city": "Metz"},
         "maybe": null,
         "extra": {"any": true},
@@ -227,7 +241,10 @@ fn routed_fields_fail_with_the_errors_the_derives_give() {
     args["by_name"]["home"] = json!("Nice");
     cases.push(args);
     let mut args = full();
-    args["filters"]["a"] = json!({"op": "near"});
+    args["filters"]["a"] = json!({"op": "near", "km": 1});
+    cases.push(args);
+    let mut args = full();
+    args["filters"]["c"]["place"] = json!({"town": "Albi"});
     cases.push(args);
     let mut args = full();
     args["surplus"] = json!("FR");
