@@ -10,98 +10,32 @@
 //! written reason above it. It prints the suite's tallies of each revision. Without Node
 //! the test is skipped with a loud message on a developer machine and fails under CI.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 
-#[path = "../../weather-mcp/tests/npm/mod.rs"]
-mod npm;
+#[path = "../../mcp-conformance-server/tests/support/suite.rs"]
+mod suite;
 
-/// Every entry of the expected-failures file has a comment right above it (or above
-/// the run of entries it belongs to).
-fn check_reasons(file: &Path) {
-    let text = std::fs::read_to_string(file).expect("expected-failures.yaml");
-    let mut reason = false;
-    for line in text.lines() {
-        let line = line.trim();
-        if line.starts_with('#') {
-            reason = true;
-        } else if let Some(entry) = line.strip_prefix("- ") {
-            assert!(
-                reason,
-                "{}: `{entry}` has no written reason above it",
-                file.display()
-            );
-        } else if line.is_empty() || line.ends_with(':') {
-            reason = false;
-        }
-    }
-}
-
-/// The suite's summary lines (`Total: …`, `✗ scenario: …`) of one run.
-fn summary(output: &str) -> String {
-    output
-        .lines()
-        .filter(|line| {
-            let line = line.trim_start();
-            line.starts_with("Total:")
-                || line.starts_with('✗')
-                || line.starts_with("Not scored")
-                || line.starts_with("Running requirements")
-                || line.contains("passed")
-                || line.contains("failed")
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+/// The suite's summary lines (`Total: …`, `✗ scenario: …`, and the client mode's
+/// per-scenario `passed`/`failed` lines).
+fn summary(line: &str) -> bool {
+    let line = line.trim_start();
+    line.starts_with("Total:")
+        || line.starts_with('✗')
+        || line.starts_with("Not scored")
+        || line.starts_with("Running requirements")
+        || line.contains("passed")
+        || line.contains("failed")
 }
 
 #[test]
 fn the_client_meets_both_revisions_but_the_listed_failures() {
-    let Some(suite) = npm::installed(
+    let Some(suite) = suite::installed(
         "../mcp-conformance-server/suite",
         "the MCP conformance suite (client mode)",
     ) else {
         return;
     };
-    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let expected = here.join("expected-failures.yaml");
-    check_reasons(&expected);
-    let node = suite.join("node_modules/.bin/node");
-    let cli = suite.join("node_modules/@modelcontextprotocol/conformance/dist/index.js");
-    assert!(
-        node.exists(),
-        "npm ci did not install Node 22 at {}",
-        node.display()
-    );
     let client = env!("CARGO_BIN_EXE_mcp-conformance-client");
-    let results =
-        std::env::temp_dir().join(format!("mcp-conformance-client-{}", std::process::id()));
-    let mut failures = Vec::new();
-    for revision in ["2025-11-25", "2026-07-28"] {
-        let output = Command::new(&node)
-            .arg(&cli)
-            .args(["client", "--command", client, "--requirements", revision])
-            .arg("--expected-failures")
-            .arg(&expected)
-            .arg("-o")
-            .arg(results.join(revision))
-            .output()
-            .expect("node runs the suite");
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        eprintln!("--- {revision}\n{}", summary(&stdout));
-        if !output.status.success() {
-            failures.push(format!(
-                "--requirements {revision} exited {}:\n{}\n{}",
-                output.status,
-                summary(&stdout),
-                stderr
-                    .lines()
-                    .filter(|l| !l.trim().is_empty())
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            ));
-        }
-    }
-    let _ = std::fs::remove_dir_all(&results);
-    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    let expected = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("expected-failures.yaml");
+    suite.run_both_revisions(&["client", "--command", client], &expected, summary);
 }
