@@ -46,8 +46,9 @@ pub const WRAPPED_RESULT_META_KEY: &str = "pi-tool/wrappedResult";
 /// `_meta` key of a progress notification: the whole partial result (`content`, `details`).
 pub const PARTIAL_RESULT_META_KEY: &str = "pi-tool/partialResult";
 
-/// The MCP listing of one tool, and the schema profile's report on it.
-pub(crate) fn mcp_tool(spec: &ToolSpec) -> (Tool, Vec<String>) {
+/// The MCP listing of one tool, and the schema profile's report on it; `declared` lists
+/// the parameter schema as declared (see [`mcp_input_schema`]).
+pub(crate) fn mcp_tool(spec: &ToolSpec, declared: bool) -> (Tool, Vec<String>) {
     let mut meta = JsonObject::new();
     if let Some(snippet) = &spec.prompt_snippet {
         meta.insert(
@@ -67,7 +68,7 @@ pub(crate) fn mcp_tool(spec: &ToolSpec) -> (Tool, Vec<String>) {
             Value::String(mode.as_str().to_owned()),
         );
     }
-    let (schema, report) = mcp_input_schema(spec);
+    let (schema, report) = mcp_input_schema(spec, declared);
     let mut tool = Tool::new(spec.name.clone(), spec.description.clone(), schema)
         .with_title(spec.label.clone());
     if let Some(annotations) = mcp_annotations(&spec.annotations) {
@@ -191,7 +192,7 @@ mod tests {
         spec.label = "Get weather".to_owned();
         spec.prompt_snippet = Some("Look up weather".to_owned());
         spec.execution_mode = Some(ToolExecutionMode::Parallel);
-        let (tool, report) = mcp_tool(&spec);
+        let (tool, report) = mcp_tool(&spec, false);
         assert!(report.is_empty(), "{report:?}");
         let listed = serde_json::to_value(tool).unwrap();
         assert_eq!(
@@ -216,7 +217,7 @@ mod tests {
             json!({"type": "object", "properties": {}}),
         ));
         let plain = ToolSpec::new("a", "A.", schema.clone());
-        let listed = serde_json::to_value(mcp_tool(&plain).0).unwrap();
+        let listed = serde_json::to_value(mcp_tool(&plain, false).0).unwrap();
         assert!(listed.get("annotations").is_none(), "{listed}");
 
         let declared = ToolSpec::new("b", "B.", schema).annotations(
@@ -225,7 +226,7 @@ mod tests {
                 .open_world(false)
                 .title("Bee"),
         );
-        let listed = serde_json::to_value(mcp_tool(&declared).0).unwrap();
+        let listed = serde_json::to_value(mcp_tool(&declared, false).0).unwrap();
         assert_eq!(
             listed["annotations"],
             json!({"title": "Bee", "readOnlyHint": true, "openWorldHint": false})

@@ -6,7 +6,8 @@
 //!
 //! - **`tools/list`** lists every tool in pack order: `name`, `title` (the label),
 //!   `description`, and `inputSchema` in the `mcp` schema profile (the portable one; see
-//!   `schema.rs`). Pi's own fields that MCP has no slot for (prompt snippet, prompt
+//!   `schema.rs`), or as declared with
+//!   [`PackServer::list_declared_schemas`](crate::PackServer::list_declared_schemas). Pi's own fields that MCP has no slot for (prompt snippet, prompt
 //!   guidelines, execution mode) travel in the tool's `_meta` under `pi-tool/…` keys.
 //! - **`tools/call`** runs Pi's argument pipeline: `prepare_arguments`, then schema
 //!   validation, then `execute`. Whatever fails (bad arguments with Pi's

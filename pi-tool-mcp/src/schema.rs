@@ -12,9 +12,16 @@ use rmcp::model::JsonObject;
 /// The listed schema of `spec`, and what the profile reported about it (`tool "x":
 /// warning: …` / `error: …`; an error means some hosts will reject the tool). MCP
 /// requires an object; a tool whose schema is not one (its calls then fail with the
-/// schema's error) is listed as taking any object.
-pub(crate) fn mcp_input_schema(spec: &ToolSpec) -> (JsonObject, Vec<String>) {
-    let outcome = Profile::Mcp.apply(spec.parameters.json());
+/// schema's error) is listed as taking any object. With `declared`
+/// ([`PackServer::list_declared_schemas`](crate::PackServer::list_declared_schemas)) the
+/// listing is the schema as declared ([`ToolSchema::declared`](pi_tool_core::schema::ToolSchema::declared)),
+/// with only MCP's own rules applied ([`pi_tool_core::profiles::mcp_declared`]).
+pub(crate) fn mcp_input_schema(spec: &ToolSpec, declared: bool) -> (JsonObject, Vec<String>) {
+    let outcome = if declared {
+        pi_tool_core::profiles::mcp_declared(spec.parameters.declared())
+    } else {
+        Profile::Mcp.apply(spec.parameters.json())
+    };
     let name = &spec.name;
     let report = outcome
         .errors

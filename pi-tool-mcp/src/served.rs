@@ -30,8 +30,8 @@ pub(crate) struct Entry {
 }
 
 impl Entry {
-    fn new(tool: Arc<dyn AgentTool>) -> Entry {
-        let (listed, report) = mcp_tool(tool.spec());
+    fn new(tool: Arc<dyn AgentTool>, declared: bool) -> Entry {
+        let (listed, report) = mcp_tool(tool.spec(), declared);
         Entry {
             tool,
             listed,
@@ -46,15 +46,19 @@ pub(crate) struct Served {
     entries: RwLock<Arc<[Entry]>>,
     changes: broadcast::Sender<()>,
     taken: AtomicBool,
+    /// Whether tools are listed with their declared schemas
+    /// (`PackServer::list_declared_schemas`).
+    declared: AtomicBool,
     wrap: Wrap,
 }
 
 impl Served {
     pub(crate) fn new(tools: Vec<Arc<dyn AgentTool>>, wrap: Wrap) -> Served {
         Served {
-            entries: RwLock::new(tools.into_iter().map(Entry::new).collect()),
+            entries: RwLock::new(tools.into_iter().map(|t| Entry::new(t, false)).collect()),
             changes: broadcast::channel(16).0,
             taken: AtomicBool::new(false),
+            declared: AtomicBool::new(false),
             wrap,
         }
     }
@@ -78,6 +82,22 @@ impl Served {
     /// Whether the list may change (the handle was taken): `tools.listChanged`.
     pub(crate) fn may_change(&self) -> bool {
         self.taken.load(Ordering::Acquire)
+    }
+
+    /// Lists every tool, now and later, with its declared schema (`declared`) or the
+    /// portable one; the current listings are rebuilt.
+    pub(crate) fn list_declared(&self, declared: bool) {
+        self.declared.store(declared, Ordering::Release);
+        let mut entries = self.entries.write().unwrap_or_else(PoisonError::into_inner);
+        *entries = entries
+            .iter()
+            .map(|e| Entry::new(e.tool.clone(), declared))
+            .collect();
+    }
+
+    /// Whether tools are listed with their declared schemas.
+    fn declared(&self) -> bool {
+        self.declared.load(Ordering::Acquire)
     }
 
     /// A receiver of the list's changes.
@@ -151,7 +171,7 @@ impl ServedTools {
     pub fn add(&self, tool: Arc<dyn AgentTool>) -> Result<(), ServeError> {
         let name = tool.name().to_owned();
         check_tool_name(&name).map_err(|error| ServeError::Config(error.to_string()))?;
-        let entry = Entry::new((self.0.wrap)(tool));
+        let entry = Entry::new((self.0.wrap)(tool), self.0.declared());
         self.0
             .change(|list| {
                 if list.iter().any(|e| e.tool.name() == name) {
@@ -169,7 +189,7 @@ impl ServedTools {
     /// such tool is [`ServeError::Config`] and changes nothing.
     pub fn replace(&self, tool: Arc<dyn AgentTool>) -> Result<(), ServeError> {
         let name = tool.name().to_owned();
-        let entry = Entry::new((self.0.wrap)(tool));
+        let entry = Entry::new((self.0.wrap)(tool), self.0.declared());
         self.0
             .change(|list| {
                 let Some(slot) = list.iter_mut().find(|e| e.tool.name() == name) else {

@@ -352,6 +352,26 @@ impl PackServer {
         self
     }
 
+    /// Lists each tool's parameter schema as declared
+    /// ([`ToolSchema::declared`](pi_tool_core::schema::ToolSchema::declared): the params
+    /// type's generated schema, with `$schema`, `$defs`/`$ref`, `$anchor`,
+    /// `allOf`/`anyOf`, `if`/`then`/`else` and `title` as written, which MCP allows for
+    /// JSON Schema 2020-12) instead of pi-tool's normalised, provider-portable form.
+    /// `x-mcp-header` declarations are still checked as they are by default (see
+    /// [`Self::schema_report`]), and tools added later through [`ServedTools`] are listed
+    /// the same way. Calls are validated against the normalised schema either way, and
+    /// no `$ref` is ever dereferenced over the network.
+    ///
+    /// Opt-in because hosts often pass an MCP `inputSchema` straight to a model
+    /// provider, and several providers refuse `$ref`/`$defs`, root-level `allOf` or
+    /// `if`/`then`/`else`; by default a tool is listed in the `mcp` profile, which every
+    /// provider accepts. Use it for clients that read the schema themselves.
+    #[must_use]
+    pub fn list_declared_schemas(self) -> Self {
+        self.served.list_declared(true);
+        self
+    }
+
     /// The tools as `tools/list` gives them now, in order (the pack's, then those
     /// [`ServedTools::add`] added).
     pub fn listed_tools(&self) -> Vec<Tool> {

@@ -123,7 +123,12 @@ async fn run(url: &str, version: Option<&str>, context: &Value) -> Result<(), St
         None => tools
             .iter()
             .map(|tool| {
-                let arguments = placeholders(tool.spec().parameters.json());
+                let arguments = match tool.name() {
+                    // `json-schema-2020-12-preservation`: hand back the focal tool's
+                    // schema as the server listed it (kept as declared by McpToolset).
+                    ECHO_TOOL => echo_arguments(&tools),
+                    _ => placeholders(tool.spec().parameters.json()),
+                };
                 (tool.name().to_owned(), arguments)
             })
             .collect(),
@@ -147,6 +152,24 @@ async fn run(url: &str, version: Option<&str>, context: &Value) -> Result<(), St
     }
     toolset.close().await;
     Ok(())
+}
+
+/// The tool of the `json-schema-2020-12-preservation` scenario that echoes a schema.
+const ECHO_TOOL: &str = "json_schema_echo";
+
+/// The scenario's tool whose schema is echoed.
+const FOCAL_TOOL: &str = "json_schema_2020_12_tool";
+
+/// `{"schema": …}`: the focal tool's `inputSchema` as the server declared it.
+fn echo_arguments(tools: &[Arc<dyn AgentTool>]) -> Value {
+    let schema = tools
+        .iter()
+        .find(|tool| tool.name() == FOCAL_TOOL)
+        .map(|tool| tool.spec().parameters.declared().clone())
+        .unwrap_or_else(|| Value::Object(Map::new()));
+    let mut arguments = Map::new();
+    arguments.insert("schema".to_owned(), schema);
+    Value::Object(arguments)
 }
 
 /// A value of each required property's type: what a model would fill in.

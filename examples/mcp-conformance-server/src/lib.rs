@@ -601,6 +601,67 @@ pub async fn test_tool_with_task(signal: AbortSignal) -> Result<String, ToolErro
     Ok(format!("Hello, {name}! (from a task)"))
 }
 
+// The parameters of `json_schema_2020_12_tool`: derives whose schemars output is the
+// suite's JSON Schema 2020-12 fixture as written (`$schema`, `$defs` with an `$anchor`,
+// a local `$ref`, `allOf`/`anyOf`, `if`/`then`/`else`, `additionalProperties: false`).
+// No doc comments, as the fixture has no descriptions; every field is optional, and
+// `with`/`skip_serializing_if` keep each one's schema the plain one the suite lists
+// (no `null`, no `default`). pi-tool generates without `$schema` (normalisation drops it
+// anyway), so the fixture declares it; schemars adds a root `title`, which the suite
+// does not mind.
+#[pi_tool::params]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(
+    extend(
+        "$schema" = "https://json-schema.org/draft/2020-12/schema",
+        "allOf" = [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+        "if" = {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+        "then" = {"required": ["phone"]},
+        "else" = {"required": ["email"]},
+    )
+)]
+pub struct JsonSchema202012Params {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Address")]
+    pub address: Option<Address>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String", extend("enum" = ["phone", "email"]))]
+    pub contact_method: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub phone: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub email: Option<String>,
+}
+
+// The `address` definition of the fixture, with its `$anchor`.
+#[pi_tool::params]
+#[schemars(rename = "address", transform = without_title, extend("$anchor" = "addressDef"))]
+pub struct Address {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub street: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub city: Option<String>,
+}
+
+/// schemars titles a definition with its name; the suite's `address` has none.
+fn without_title(schema: &mut pi_tool::schemars::Schema) {
+    schema.remove("title");
+}
+
+/// Tool with JSON Schema 2020-12 features
+#[pi_tool(read_only, description = "Tool with JSON Schema 2020-12 features")]
+pub async fn json_schema_2020_12_tool(params: JsonSchema202012Params) -> Result<String, ToolError> {
+    let _ = params;
+    Ok("ok".to_owned())
+}
+
 /// The tools the suite calls.
 pub fn tools() -> ToolPack {
     tool_pack![
@@ -635,6 +696,7 @@ pub fn tools() -> ToolPack {
         ConfirmDelete,
         MultiInput,
         TestToolWithTask,
+        JsonSchema202012Tool,
     ]
 }
 
@@ -827,6 +889,9 @@ pub fn prompts() -> PromptPack {
 pub fn server() -> PackServer {
     let server = PackServer::new(tools());
     server
+        // The suite's `json-schema-2020-12` scenario reads `$defs`, `allOf`, `if` ... of
+        // `json_schema_2020_12_tool` as written.
+        .list_declared_schemas()
         .with_server_info("mcp-conformance-server", env!("CARGO_PKG_VERSION"))
         .with_resources(resources())
         .with_prompts(prompts())

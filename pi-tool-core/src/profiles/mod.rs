@@ -332,6 +332,39 @@ pub fn mcp(schema: &Value) -> Outcome {
     ctx.finish(s)
 }
 
+/// `mcp`, for a schema listed as declared
+/// ([`ToolSchema::declared`](crate::schema::ToolSchema::declared)): nothing is normalised,
+/// resolved or dropped (`$schema`, `$defs`/`$ref`, `$anchor`, `allOf`/`anyOf`,
+/// `if`/`then`/`else` stay as written, and a `$ref` is never dereferenced), only MCP's
+/// own rules are applied as [`mcp`] applies them: `x-mcp-header` declarations are checked
+/// (an error, left out, when MCP clients would refuse them), and a schema without
+/// parameters is listed as `{"type": "object", "additionalProperties": false}`.
+///
+/// ```
+/// use pi_tool_core::json;
+///
+/// let declared = json!({
+///     "$schema": "https://json-schema.org/draft/2020-12/schema",
+///     "type": "object",
+///     "$defs": {"id": {"type": "string"}},
+///     "properties": {"id": {"$ref": "#/$defs/id"}},
+///     "if": {"required": ["id"]}, "then": {}, "else": {}
+/// });
+/// let outcome = pi_tool_core::profiles::mcp_declared(&declared);
+/// assert_eq!(outcome.schema, declared);
+/// assert!(outcome.errors.is_empty());
+/// ```
+pub fn mcp_declared(schema: &Value) -> Outcome {
+    let mut ctx = Ctx::new();
+    let mut s = schema.clone();
+    if !s.is_object() {
+        ctx.error("", "the schema is not a JSON object");
+    }
+    checks::mcp_param_headers(&mut s, &mut ctx);
+    checks::mcp_no_params(&mut s);
+    ctx.finish(s)
+}
+
 /// `anthropic`: Messages `input_schema` without strict mode.
 pub fn anthropic(schema: &Value) -> Outcome {
     let (mut s, mut ctx) = start(schema);

@@ -154,6 +154,8 @@ impl std::error::Error for ToolSchemaError {}
 /// A tool's parameter schema and its compiled validator, built once per tool.
 pub struct ToolSchema {
     json: Value,
+    /// The schema as declared, before normalisation; `None` when it is [`Self::json`].
+    declared: Option<Value>,
     compiled: Result<Compiled, ToolSchemaError>,
     root_description: Option<String>,
     warnings: Vec<String>,
@@ -204,7 +206,8 @@ impl ToolSchema {
     /// Normalises and compiles the generated schema of the type named `type_name`
     /// (uncached): the one place [`Self::for_type`] builds from.
     fn build(type_name: &str, generated: Value) -> ToolSchema {
-        match normalize(generated) {
+        let declared = generated.clone();
+        let schema = match normalize(generated) {
             Ok(n) => {
                 let mut schema = ToolSchema::from_json(n.schema);
                 schema.root_description = n.root_description;
@@ -221,7 +224,8 @@ impl ToolSchema {
                     error,
                 },
             ),
-        }
+        };
+        schema.with_declared(declared)
     }
 
     /// A schema given as plain JSON, used as is and compiled now.
@@ -231,6 +235,7 @@ impl ToolSchema {
             compile::compile(&json).map_err(|message| ToolSchemaError::Compile { message });
         ToolSchema {
             json,
+            declared: None,
             compiled,
             root_description: None,
             warnings: Vec::new(),
@@ -291,9 +296,47 @@ impl ToolSchema {
         &self.warnings
     }
 
-    /// The JSON Schema the model sees.
+    /// The JSON Schema the model sees: the normalised one, which is also the one every
+    /// call is validated against.
     pub fn json(&self) -> &Value {
         &self.json
+    }
+
+    /// The schema as it was declared, before normalisation: the params type's generated
+    /// schema (`$schema`, `$defs`/`$ref`, `title`, composition and conditional keywords
+    /// as written), or the JSON a schema was made from. Validation always runs on the
+    /// normalised [`Self::json`]; this one is what an MCP listing may show (JSON Schema
+    /// 2020-12 as written, which not every model provider accepts). Nothing in pi-tool
+    /// resolves a `$ref` of it that is not local (`#…`): a network `$ref` is never
+    /// fetched.
+    ///
+    /// ```
+    /// use pi_tool_core::json;
+    /// use pi_tool_core::schema::ToolSchema;
+    ///
+    /// let declared = json!({
+    ///     "$schema": "https://json-schema.org/draft/2020-12/schema",
+    ///     "type": "object",
+    ///     "$defs": {"city": {"type": "string"}},
+    ///     "properties": {"city": {"$ref": "#/$defs/city"}}
+    /// });
+    /// let normalized = pi_tool_core::schema::normalize(declared.clone()).unwrap();
+    /// let schema = ToolSchema::from_json(normalized.schema).with_declared(declared.clone());
+    /// assert_eq!(schema.declared(), &declared);
+    /// assert_eq!(schema.json()["properties"]["city"], json!({"type": "string"}));
+    /// ```
+    pub fn declared(&self) -> &Value {
+        self.declared.as_ref().unwrap_or(&self.json)
+    }
+
+    /// This schema, with `declared` as the schema it was declared as (see
+    /// [`Self::declared`]): for a schema built from a normalised form of `declared`, as
+    /// an MCP client does with a server's `inputSchema`. It changes nothing about
+    /// validation.
+    #[must_use]
+    pub fn with_declared(mut self, declared: Value) -> ToolSchema {
+        self.declared = (declared != self.json).then_some(declared);
+        self
     }
 
     /// Why this schema cannot be used, if it cannot (calls then fail with this text).

@@ -16,7 +16,8 @@
 //! Each tool of the server is an `Arc<dyn AgentTool>` on the same call path as our own
 //! tools (`pi_tool_core::CallPolicy`): the server's `inputSchema` is compiled by our
 //! schema pipeline, so arguments the model got wrong get Pi's validation text and are
-//! never sent; the policy's timeout, result budget and redaction apply to the result.
+//! never sent (the schema as the server wrote it stays the tool's
+//! `ToolSchema::declared`; a network `$ref` in it is never fetched); the policy's timeout, result budget and redaction apply to the result.
 //! During a call, the server's progress notifications reach `on_update`; the run's
 //! abort (or the call's timeout) sends `notifications/cancelled`; `isError` is an error
 //! result with the server's text; `structuredContent` is the details, checked against

@@ -52,11 +52,13 @@ pub(crate) fn digest(tool: &rmcp::model::Tool) -> String {
 }
 
 /// The server's schema through our pipeline: normalised like a generated one, then
-/// compiled; one that cannot be used makes every call fail with the reason.
+/// compiled; one that cannot be used makes every call fail with the reason. The schema
+/// as the server listed it stays [`ToolSchema::declared`]. Only local `$ref`s (`#…`) are
+/// ever resolved: a network `$ref` is never fetched.
 fn input_schema(server: &str, tool: &rmcp::model::Tool) -> ToolSchema {
     let raw = Value::Object((*tool.input_schema).clone());
     match normalize(raw.clone()) {
-        Ok(normalized) => ToolSchema::from_json(normalized.schema),
+        Ok(normalized) => ToolSchema::from_json(normalized.schema).with_declared(raw),
         Err(error) => {
             tracing::warn!(
                 target: "pi_tool_mcp::client",
