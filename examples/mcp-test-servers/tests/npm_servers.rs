@@ -17,7 +17,11 @@ use pi_tool::agent::{Agent, AgentEvent, AgentOptions};
 use pi_tool::model::{AssistantContent, Message, ToolResultMessage};
 use pi_tool::testing::{FauxModel, FauxTurn, call_tool};
 use pi_tool::{AbortController, AgentTool, Content, Value, async_trait, json};
-use pi_tool_mcp::client::{InputHandler, InputRequest, InputResponse, McpServer, McpToolset};
+use pi_tool_mcp::client::{
+    InputHandler, InputRequest, InputResponse, McpServer, McpToolset, SamplingHandler,
+};
+#[allow(deprecated)] // SEP-2577 deprecates sampling later; these servers still send it.
+use pi_tool_mcp::rmcp::model::{CreateMessageRequestParams, CreateMessageResult, SamplingMessage};
 use tokio::runtime::Runtime;
 use tokio::sync::OnceCell;
 
@@ -405,5 +409,91 @@ fn filesystem_tools_list_and_read_through_an_agent() {
         );
         fs.close().await;
         let _ = std::fs::remove_dir_all(&root);
+    });
+}
+
+/// The host's model for the everything server's sampling requests: a fixed answer, and
+/// a record of who asked what.
+#[derive(Default)]
+struct HostModel(Mutex<Vec<(String, String, Option<String>)>>);
+
+#[allow(deprecated)]
+#[async_trait]
+impl SamplingHandler for HostModel {
+    async fn create_message(
+        &self,
+        server: &str,
+        request: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, String> {
+        let prompt = request
+            .messages
+            .iter()
+            .flat_map(|m| m.content.clone().into_vec())
+            .filter_map(|block| block.as_text().map(|t| t.text.clone()))
+            .collect::<Vec<_>>()
+            .join("\n");
+        self.0.lock().expect("not poisoned").push((
+            server.to_owned(),
+            prompt,
+            request.system_prompt.clone(),
+        ));
+        Ok(CreateMessageResult::new(
+            SamplingMessage::assistant_text("Sampled by the host's model."),
+            "host-model".to_owned(),
+        ))
+    }
+}
+
+/// Sampling is the host's to give: without a handler the client does not announce it
+/// (and the everything server then offers no sampling tool); with one, the server's
+/// `sampling/createMessage` reaches it, and its answer reaches the tool's result.
+#[test]
+fn everything_sampling_reaches_the_hosts_model_only_when_it_gave_one() {
+    runtime().block_on(async {
+        let Some(everything) = everything().await else {
+            return;
+        };
+        assert!(
+            !everything
+                .tools()
+                .iter()
+                .any(|t| t.name() == "mcp__everything__trigger-sampling-request"),
+            "no sampling tool without the capability"
+        );
+        let Some(dir) = packages() else { return };
+        let model = Arc::new(HostModel::default());
+        let sampling = McpToolset::connect(
+            McpServer::stdio(
+                "everything",
+                dir.join("node_modules/.bin/mcp-server-everything"),
+                ["stdio"],
+            )
+            .sampling_handler(model.clone())
+            .call_timeout(Some(Duration::from_secs(20))),
+        )
+        .await
+        .expect("the everything server connects");
+        let (result, _) = agent_call(
+            sampling.tools(),
+            "mcp__everything__trigger-sampling-request",
+            json!({"prompt": "Say hello.", "maxTokens": 20}),
+        )
+        .await;
+        assert!(!result.is_error, "{}", text(&result));
+        assert!(
+            text(&result).contains("Sampled by the host's model."),
+            "{}",
+            text(&result)
+        );
+        assert!(text(&result).contains("host-model"), "{}", text(&result));
+        let asked = model.0.lock().expect("not poisoned").clone();
+        assert_eq!(asked.len(), 1, "{asked:?}");
+        assert_eq!(asked[0].0, "everything");
+        assert!(asked[0].1.contains("Say hello."), "{asked:?}");
+        assert_eq!(
+            asked[0].2.as_deref(),
+            Some("You are a helpful test server.")
+        );
+        sampling.close().await;
     });
 }

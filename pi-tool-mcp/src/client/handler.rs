@@ -4,16 +4,21 @@
 //!   one-slot mailbox (`watch`): a newer notification replaces one the call has not read
 //!   yet, so a server that floods progress costs one slot per call, never a queue.
 //! - **`notifications/tools/list_changed`** wakes the toolset's refresh task.
-//! - **Elicitation** and **sampling** are declined (rmcp's defaults) unless the host gave
-//!   a handler; see [`super::InputHandler`].
+//! - **Elicitation** is answered as [`super::InputHandler`] says; **sampling** is declined
+//!   (rmcp's default) unless the host gave a [`super::SamplingHandler`].
+
+// SEP-2577 deprecates sampling in a later revision; 2025-11-25 and 2026-07-28 have it,
+// and servers (the reference `everything` server among them) still send it.
+#![allow(deprecated)]
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationCapability,
+    ClientCapabilities, ClientConfig, CreateMessageRequestMethod, CreateMessageRequestParams,
+    CreateMessageResult, ElicitRequestParams, ElicitResult, ElicitationCapability,
     FormElicitationCapability, Implementation, ProgressNotificationParam, ProgressToken,
-    ProtocolVersion,
+    ProtocolVersion, SamplingCapability,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use rmcp::{ClientHandler, ErrorData};
@@ -22,6 +27,7 @@ use tokio::sync::{Notify, watch};
 use pi_tool_core::context::ExtensionContext;
 
 use super::input::{self, InputHandler, InputRequest, InputResponse};
+use super::sampling::SamplingHandler;
 
 type Routes = Mutex<HashMap<ProgressToken, watch::Sender<Option<ProgressNotificationParam>>>>;
 
@@ -31,6 +37,7 @@ pub(crate) struct Shared {
     /// Woken by `notifications/tools/list_changed`.
     pub(crate) tools_changed: Notify,
     input: Option<Arc<dyn InputHandler>>,
+    sampling: Option<Arc<dyn SamplingHandler>>,
     server_name: String,
     /// The session contexts of the calls running now, newest last: whose UI answers an
     /// elicitation when the host gave no handler.
@@ -51,6 +58,7 @@ impl Handler {
     pub(crate) fn new(
         server_name: &str,
         input: Option<Arc<dyn InputHandler>>,
+        sampling: Option<Arc<dyn SamplingHandler>>,
         initialize_only: bool,
     ) -> Self {
         Handler {
@@ -59,6 +67,7 @@ impl Handler {
                 routes: Mutex::default(),
                 tools_changed: Notify::new(),
                 input,
+                sampling,
                 server_name: server_name.to_owned(),
                 contexts: Mutex::default(),
                 next_call: Default::default(),
@@ -145,6 +154,21 @@ impl Shared {
 }
 
 impl Shared {
+    /// The answer to a sampling request: the host's handler's, or method-not-found (the
+    /// client did not announce the capability) without one.
+    pub(crate) async fn answer_sampling(
+        &self,
+        request: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let Some(handler) = &self.sampling else {
+            return Err(ErrorData::method_not_found::<CreateMessageRequestMethod>());
+        };
+        handler
+            .create_message(&self.server_name, request)
+            .await
+            .map_err(|why| ErrorData::internal_error(why, None))
+    }
+
     /// Hands a progress notification to its call; one of no running call (late, or
     /// made up) is dropped.
     pub(crate) fn deliver_progress(&self, params: ProgressNotificationParam) {
@@ -195,6 +219,20 @@ impl ClientHandler for Handler {
         })
     }
 
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        tokio::select! {
+            answer = self.shared.answer_sampling(params) => answer,
+            () = context.ct.cancelled() => Err(ErrorData::internal_error(
+                "the server cancelled the sampling request",
+                None,
+            )),
+        }
+    }
+
     fn get_info(&self) -> ClientConfig {
         // Always offered: a running call's session UI may answer even when the host
         // gave no handler, and without either the request is declined, which the
@@ -202,6 +240,9 @@ impl ClientHandler for Handler {
         let mut capabilities = ClientCapabilities::default();
         capabilities.elicitation =
             Some(ElicitationCapability::new().with_form(FormElicitationCapability::default()));
+        if self.shared.sampling.is_some() {
+            capabilities.sampling = Some(SamplingCapability::default());
+        }
         let config = ClientConfig::new(
             capabilities,
             Implementation::new("pi-tool-mcp", env!("CARGO_PKG_VERSION")),

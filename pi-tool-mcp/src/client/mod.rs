@@ -50,7 +50,8 @@
 //!
 //! **Input.** A server's elicitation requests are answered by the host's
 //! [`InputHandler`], else by the UI of the session the running call came from, else
-//! declined. Sampling requests are declined: the client gives servers no model.
+//! declined. Sampling requests (model calls) are declined unless the host gave a
+//! [`SamplingHandler`] ([`McpServer::sampling_handler`]).
 //!
 //! **Revisions.** The client asks `server/discover` (2026-07-28, stateless, per-request
 //! `_meta`) and falls back to `initialize` (2025-11-25) when the server answers as a
@@ -75,6 +76,7 @@ mod names;
 #[cfg(feature = "oauth")]
 mod oauth;
 mod result;
+mod sampling;
 mod stdio;
 mod tool;
 mod toolset;
@@ -89,6 +91,7 @@ pub use input::{InputHandler, InputRequest, InputResponse};
 #[cfg(feature = "oauth")]
 #[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
 pub use oauth::{Authorizer, HeadlessAuthorizer, OAuth};
+pub use sampling::SamplingHandler;
 pub use toolset::{McpToolset, PendingChange, ToolsetChanges};
 
 use stdio::StdioCommand;
@@ -163,6 +166,7 @@ pub struct McpServer {
     shutdown_grace: Duration,
     revision: Revision,
     input: Option<Arc<dyn InputHandler>>,
+    sampling: Option<Arc<dyn SamplingHandler>>,
 }
 
 impl fmt::Debug for McpServer {
@@ -180,6 +184,7 @@ impl fmt::Debug for McpServer {
             .field("include", &self.include)
             .field("exclude", &self.exclude)
             .field("revision", &self.revision)
+            .field("sampling", &self.sampling.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -199,6 +204,7 @@ impl McpServer {
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             revision: Revision::Auto,
             input: None,
+            sampling: None,
         }
     }
 
@@ -383,6 +389,15 @@ impl McpServer {
     #[must_use]
     pub fn input_handler(mut self, handler: Arc<dyn InputHandler>) -> Self {
         self.input = Some(handler);
+        self
+    }
+
+    /// Who answers the server's sampling requests (model calls); without one they are
+    /// declined and the client does not announce the `sampling` capability. See
+    /// [`SamplingHandler`].
+    #[must_use]
+    pub fn sampling_handler(mut self, handler: Arc<dyn SamplingHandler>) -> Self {
+        self.sampling = Some(handler);
         self
     }
 

@@ -291,10 +291,22 @@ impl McpTool {
                     serde_json::to_value(result).map_err(|e| self.error(e))?
                 }
                 McpInputRequest::ListRoots(_) => serde_json::json!({"roots": []}),
-                McpInputRequest::CreateMessage(_) | _ => {
+                #[allow(deprecated)] // SEP-2577: sampling is still in both revisions served.
+                McpInputRequest::CreateMessage(request) => {
+                    match self.conn.handler.answer_sampling(request.params).await {
+                        Ok(result) => serde_json::to_value(result).map_err(|e| self.error(e))?,
+                        Err(_) => {
+                            return Err(self.error(format!(
+                                "tool {} asked for sampling (a model call), which this \
+                                 client's host does not provide",
+                                self.spec.name
+                            )));
+                        }
+                    }
+                }
+                _ => {
                     return Err(self.error(format!(
-                        "tool {} asked for sampling (a model call), which this client does \
-                         not provide",
+                        "tool {} asked for input this client does not know",
                         self.spec.name
                     )));
                 }

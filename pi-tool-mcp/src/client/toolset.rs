@@ -222,6 +222,7 @@ impl McpToolset {
         let handler = Handler::new(
             &name,
             server.input.clone(),
+            server.sampling.clone(),
             matches!(server.revision, Revision::Initialize),
         );
         let reason = CloseReason::default();
@@ -651,6 +652,7 @@ async fn serve_with_oauth(
         let handler = Handler::new(
             name,
             server.input.clone(),
+            server.sampling.clone(),
             matches!(server.revision, Revision::Initialize),
         );
         // Each attempt on connections of its own: none the server may have closed after
