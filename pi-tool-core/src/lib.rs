@@ -112,7 +112,7 @@ pub use params::NoParams;
 pub use result::{AgentToolResult, IntoToolResult, Json, JsonToolResult, NoDetails};
 pub use tool::{
     AgentTool, DynamicToolset, IntoAgentTool, Tool, ToolAnnotations, ToolInvocation, ToolSpec,
-    ToolsetListener, wrap_tool_definition,
+    ToolsetListener, ToolsetSubscription, wrap_tool_definition,
 };
 pub use update::OnUpdate;
 

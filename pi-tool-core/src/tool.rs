@@ -19,6 +19,7 @@
 //! [`ExtensionContext::detached`]: no session, no UI, the process's working directory.
 
 use std::borrow::Cow;
+use std::fmt;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
@@ -531,9 +532,62 @@ impl AgentTool for WithContext {
     }
 }
 
-/// A listener of a [`DynamicToolset`]: called after each change of its tools; returns
-/// `false` once it no longer listens (its session is gone), and is then dropped.
-pub type ToolsetListener = Arc<dyn Fn() -> bool + Send + Sync>;
+/// A listener of a [`DynamicToolset`], which the toolset keeps and calls after each
+/// change of its tools for as long as the [`ToolsetSubscription`] made with it lives.
+/// Drop the subscription to stop listening; the toolset then forgets the listener.
+#[derive(Clone)]
+pub struct ToolsetListener(std::sync::Weak<dyn Fn() + Send + Sync>);
+
+impl ToolsetListener {
+    /// A listener that calls `on_change`, and the subscription that keeps it listening.
+    pub fn new(on_change: impl Fn() + Send + Sync + 'static) -> (Self, ToolsetSubscription) {
+        let on_change: Arc<dyn Fn() + Send + Sync> = Arc::new(on_change);
+        (
+            ToolsetListener(Arc::downgrade(&on_change)),
+            ToolsetSubscription {
+                _on_change: on_change,
+            },
+        )
+    }
+
+    /// Tells the listener the tools changed; `false` once its subscription was dropped
+    /// (nothing was called: the toolset may forget it).
+    #[doc(alias = "call")]
+    pub fn notify(&self) -> bool {
+        match self.0.upgrade() {
+            Some(on_change) => {
+                on_change();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Whether its subscription was dropped.
+    pub fn is_closed(&self) -> bool {
+        self.0.strong_count() == 0
+    }
+}
+
+impl fmt::Debug for ToolsetListener {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolsetListener")
+            .field("closed", &self.is_closed())
+            .finish()
+    }
+}
+
+/// Keeps a [`ToolsetListener`] listening; dropping it unsubscribes.
+#[must_use = "the listener stops listening when its subscription is dropped"]
+pub struct ToolsetSubscription {
+    _on_change: Arc<dyn Fn() + Send + Sync>,
+}
+
+impl fmt::Debug for ToolsetSubscription {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ToolsetSubscription")
+    }
+}
 
 /// Tools that can change while they are in use: an MCP server's (pi-tool-mcp's
 /// `McpToolset`, whose server may say its list changed), or any host's own.
@@ -551,7 +605,7 @@ pub trait DynamicToolset: Send + Sync + 'static {
     /// The tools offered now.
     fn current_tools(&self) -> Vec<Arc<dyn AgentTool>>;
 
-    /// Calls `listener` after each change of [`current_tools`](Self::current_tools),
-    /// until it returns `false`.
+    /// Calls `listener` ([`ToolsetListener::notify`]) after each change of
+    /// [`current_tools`](Self::current_tools), until its subscription is dropped.
     fn on_change(&self, listener: ToolsetListener);
 }

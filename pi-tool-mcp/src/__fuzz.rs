@@ -12,7 +12,7 @@ use std::task::{Context, Poll, Waker};
 use serde_json::Value;
 use tokio::io::{AsyncRead, BufReader, ReadBuf};
 
-use crate::framing;
+use crate::server::serve::io::framing;
 
 /// How much of an oversized line is kept to read its id from.
 pub const ID_SCAN_PREFIX: usize = framing::ID_SCAN_PREFIX;

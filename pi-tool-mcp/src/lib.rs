@@ -74,47 +74,32 @@
 //!
 //! [`ToolPack`]: pi_tool_core::pack::ToolPack
 //! [`AbortSignal`]: pi_tool_core::AbortSignal
+//! [`TaskSupport`]: pi_tool_core::TaskSupport
 #![warn(missing_docs)]
 
-mod call;
 #[cfg(feature = "client")]
 #[cfg_attr(docsrs, doc(cfg(feature = "client")))]
 pub mod client;
-mod convert;
-mod disconnect;
-mod framing;
-mod http_access;
-mod http_framing;
-mod http_revision;
-mod http_serve;
-mod input;
-mod progress;
-mod prompts;
-mod resources;
-mod schema;
-mod serve_extras;
-mod served;
+mod error;
+mod meta;
 mod server;
-mod subscriptions;
-mod tasks;
-mod window;
 
 #[cfg(fuzzing)]
 #[doc(hidden)]
 pub mod __fuzz;
 
-pub use call::{CallEnd, CallOutcome, run_call};
-pub use convert::{
+pub use error::ServeError;
+pub use meta::{
     DETAILS_META_KEY, PARTIAL_RESULT_META_KEY, TOOL_META_PREFIX, WRAPPED_RESULT_META_KEY,
 };
-pub use framing::DEFAULT_MAX_MESSAGE_BYTES;
-pub use input::{CallingClient, InputError};
-pub use prompts::{CompletionTarget, Completions, PromptError, PromptPack, PromptResult};
-pub use resources::{ReadResult, ResourceError, ResourcePack};
-pub use served::ServedTools;
-pub use server::{PackServer, ServeError};
-pub use tasks::{MemoryTaskStore, TaskStore, TaskStoreError, TaskSupport};
-pub use window::DEFAULT_MAX_PENDING_REQUESTS;
+pub use server::PackServer;
+pub use server::call::{CallEnd, CallOutcome};
+pub use server::input::{CallingClient, InputError};
+pub use server::prompts::{CompletionTarget, Completions, PromptError, PromptPack, PromptResult};
+pub use server::resources::{ReadResult, ResourceError, ResourcePack};
+pub use server::serve::io::{DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_PENDING_REQUESTS};
+pub use server::served::ServedTools;
+pub use server::tasks::{MemoryTaskStore, TaskStore, TaskStoreError};
 
 /// The MCP SDK this crate serves with, for callers that want another transport
 /// (`rmcp::ServiceExt::serve` works on any [`PackServer`]).

@@ -5,9 +5,10 @@
 
 use std::time::Duration;
 
+use pi_tool::TaskSupport;
 use pi_tool::pack::ToolPack;
 use pi_tool::{ToolError, pi_tool, tool_pack};
-use pi_tool_mcp::{PackServer, TaskSupport};
+use pi_tool_mcp::PackServer;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 

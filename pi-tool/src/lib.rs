@@ -160,8 +160,8 @@ pub use pi_tool_core::{
     CallPolicy, CallSpan, Content, DynamicToolset, EmbeddedResource, IntoAgentTool, IntoToolResult,
     Json, JsonDetails, JsonToolResult, NoDetails, NoParams, OnUpdate, ResourceLink, TaskSupport,
     Tool, ToolAnnotations, ToolError, ToolErrorKind, ToolExecutionMode, ToolInvocation, ToolSpec,
-    ToolsetListener, call_contained, check_contained, execute_contained, tool_pack,
-    wrap_tool_definition,
+    ToolsetListener, ToolsetSubscription, call_contained, check_contained, execute_contained,
+    tool_pack, wrap_tool_definition,
 };
 pub use pi_tool_core::{bounds, context, pack, profiles, safety, schema};
 

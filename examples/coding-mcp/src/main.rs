@@ -75,7 +75,7 @@ async fn main() -> ExitCode {
         }
     };
     let pack = coding_pack(&settings.root, settings.confine);
-    let server = PackServer::with_context(pack, context_for(&settings.root))
+    let server = PackServer::new_with_context(pack, context_for(&settings.root))
         .with_server_info("coding-mcp", env!("CARGO_PKG_VERSION"))
         .on_call_end(log_call_end);
     let served = match settings.http {

@@ -68,6 +68,7 @@
 //! message that says so.
 
 mod closed;
+mod connection;
 mod handler;
 mod http_stream;
 mod input;

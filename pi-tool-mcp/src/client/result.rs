@@ -20,7 +20,7 @@ use pi_tool_core::{Content, JsonToolResult, ToolError, Value};
 use rmcp::model::{CallToolResult, ProgressNotificationParam};
 use serde_json::json;
 
-use crate::convert::WRAPPED_RESULT_META_KEY;
+use crate::meta::WRAPPED_RESULT_META_KEY;
 
 /// The result of a call of `tool` (our name) on `server`.
 pub(crate) fn tool_result(

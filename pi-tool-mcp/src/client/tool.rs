@@ -16,8 +16,9 @@ use rmcp::model::{
 use rmcp::service::{PeerRequestOptions, RequestHandle, ServiceError};
 use sha2::{Digest, Sha256};
 
+use super::connection::Connection;
 use super::result::{progress_update, tool_result};
-use super::toolset::{Connection, State};
+use super::toolset::State;
 
 /// How many input-required rounds (2026-07-28) one call may take.
 const MAX_INPUT_ROUNDS: usize = 8;
@@ -115,8 +116,9 @@ impl McpTool {
             spec = spec.timeout(timeout);
         }
         let meta = tool.meta.as_ref().map(|m| &m.0);
-        let pi_meta =
-            |key: &str| meta.and_then(|m| m.get(&format!("{}{key}", crate::TOOL_META_PREFIX)));
+        let pi_meta = |key: &str| {
+            meta.and_then(|m| m.get(&format!("{}{key}", crate::meta::TOOL_META_PREFIX)))
+        };
         if trusted {
             if let Some(snippet) = pi_meta("promptSnippet").and_then(Value::as_str) {
                 spec = spec.prompt_snippet(snippet);

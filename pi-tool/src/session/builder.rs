@@ -15,12 +15,12 @@ use super::facade::AgentSession;
 use super::hooks::{SessionForwarder, SessionHooks};
 use super::prompt::{PromptTemplate, SystemPrompt};
 use super::registry::{NoTools, RegisteredTool, ToolFilter, ToolSource};
-use super::shared::{Shared, SharedParts};
+use super::shared::{Shared, SharedParts, lock};
 use crate::agent::{Agent, AgentOptions, RunPolicy};
 use crate::context::{ExtensionUi, Mode};
 use crate::model::{Model, StreamFn, StreamOptions};
 use crate::pack::{ToolOwner, ToolPack};
-use pi_tool_core::{AgentTool, DynamicToolset, IntoAgentTool};
+use pi_tool_core::{AgentTool, DynamicToolset, IntoAgentTool, ToolsetListener};
 
 impl AgentSession {
     /// Starts a session on this model implementation (a provider, or
@@ -319,13 +319,14 @@ impl AgentSessionBuilder {
         shared.initialize()?;
         for toolset in &self.toolsets {
             let weak = Arc::downgrade(&shared);
-            toolset.on_change(Arc::new(move || match weak.upgrade() {
-                Some(shared) => {
+            let (listener, subscription) = ToolsetListener::new(move || {
+                if let Some(shared) = weak.upgrade() {
                     shared.refresh_toolsets();
-                    true
                 }
-                None => false,
-            }));
+            });
+            toolset.on_change(listener);
+            // The session listens for as long as it lives.
+            lock(&shared.toolset_subscriptions).push(subscription);
         }
         Ok(AgentSession { shared })
     }

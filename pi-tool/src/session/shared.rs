@@ -19,7 +19,7 @@ use crate::model::Model;
 use crate::pack::{ToolOwner, check_tool_name};
 use pi_tool_core::__runtime::SessionLink;
 use pi_tool_core::AbortSignal;
-use pi_tool_core::{AgentTool, DynamicToolset, ToolSpec};
+use pi_tool_core::{AgentTool, DynamicToolset, ToolSpec, ToolsetSubscription};
 
 use super::facade::{ActiveToolsChange, SessionEvent, SubscriptionId};
 use super::tool::SessionTool;
@@ -61,6 +61,8 @@ pub(crate) struct Shared {
     /// The dynamic toolsets (MCP servers), each with the owner its tools are reported
     /// under.
     pub(crate) toolsets: Vec<(ToolOwner, Arc<dyn DynamicToolset>)>,
+    /// Keep the session listening to its toolsets; dropped with the session.
+    pub(crate) toolset_subscriptions: Mutex<Vec<ToolsetSubscription>>,
     /// The host's built-in tools, in registry order (before filtering and shadowing).
     pub(crate) builtins: Vec<RegisteredTool>,
     /// The names asked for first at construction (Pi's `initialActiveToolNames`).
@@ -118,6 +120,7 @@ impl Shared {
             cwd: parts.cwd,
             custom_tools: parts.custom_tools,
             toolsets: parts.toolsets,
+            toolset_subscriptions: Mutex::new(Vec::new()),
             builtins: parts.builtins,
             initial_active: parts.initial_active,
             filter: parts.filter,

@@ -11,7 +11,7 @@ use rmcp::service::{Peer, RoleServer};
 use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::RecvError;
 
-use crate::resources::ResourcePack;
+use super::resources::ResourcePack;
 
 /// One session's subscriptions. A new session starts with none
 /// ([`Subscriptions::default`]); clones share them.

@@ -7,27 +7,28 @@ use std::sync::Arc;
 
 use http_body_util::combinators::BoxBody;
 use hyper::body::Bytes;
+use rmcp::ServerHandler;
 use rmcp::transport::streamable_http_server::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
-use crate::PackServer;
-use crate::disconnect::{GuardedBody, tag};
-use crate::http_access::{HttpAccess, Refused};
-use crate::http_framing::{Checked, RequestBody, ResponseBody, answer_response, check_request};
-use crate::http_revision::answer_batch;
+use super::access::{HttpAccess, Refused};
+use super::framing::{Checked, RequestBody, ResponseBody, answer_response, check_request};
+use super::revision::answer_batch;
+use crate::server::disconnect::{GuardedBody, tag};
 
-pub(crate) type RmcpService = StreamableHttpService<PackServer, LocalSessionManager>;
+/// rmcp's streamable HTTP service of the sessions of `S`.
+pub(crate) type RmcpService<S> = StreamableHttpService<S, LocalSessionManager>;
 type HttpResponse =
     hyper::Response<ResponseBody<GuardedBody<BoxBody<Bytes, std::convert::Infallible>>>>;
 
-/// What [`PackServer::serve_http`] puts in front of rmcp, shared by its connections.
-pub(crate) struct HttpLayer {
-    pub(crate) service: RmcpService,
+/// What [`PackServer::serve_http`](crate::PackServer::serve_http) puts in front of rmcp, shared by its connections.
+pub(crate) struct HttpLayer<S: ServerHandler + Send + 'static> {
+    pub(crate) service: RmcpService<S>,
     pub(crate) limit: usize,
     pub(crate) access: HttpAccess,
 }
 
-impl HttpLayer {
+impl<S: ServerHandler + Send + 'static> HttpLayer<S> {
     /// Serves one HTTP request: access, then a batch or one message.
     pub(crate) async fn serve(
         self: Arc<Self>,

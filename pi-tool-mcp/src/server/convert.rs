@@ -3,7 +3,7 @@
 //!
 //! MCP has slots for what the model reads (content, `isError`) and for a human title;
 //! Pi's host-only fields (details, prompt snippet, guidelines, execution mode) go into
-//! `_meta` under keys that start with [`TOOL_META_PREFIX`], which MCP reserves for exactly
+//! `_meta` under keys that start with [`TOOL_META_PREFIX`](crate::TOOL_META_PREFIX), which MCP reserves for exactly
 //! this kind of implementation-specific data. Clients that do not know them ignore them;
 //! the Pi bridge reads them back.
 //!
@@ -17,7 +17,7 @@
 //! not an object. The text block stays the bare value's JSON, for clients that read only
 //! text (MCP asks a server to send both). The value travels those two times only: a
 //! structured result's details are *not* repeated in `_meta` (other tools' details are).
-//! When the value is wrapped, `_meta[`[`WRAPPED_RESULT_META_KEY`]`]` is `true`, so a
+//! When the value is wrapped, `_meta[`[`WRAPPED_RESULT_META_KEY`](crate::WRAPPED_RESULT_META_KEY)`]` is `true`, so a
 //! reader (the Pi bridge, this crate's client) takes the bare value back out of
 //! `structuredContent.result` as the details.
 
@@ -30,21 +30,10 @@ use rmcp::model::{
     ProgressNotificationParam, ProgressToken, Tool, ToolAnnotations,
 };
 
-use crate::schema::mcp_input_schema;
-
-/// The prefix of every `_meta` key this crate writes.
-pub const TOOL_META_PREFIX: &str = "pi-tool/";
-
-/// `_meta` key of a call result: the tool's `details` (for hosts; never shown to the model).
-pub const DETAILS_META_KEY: &str = "pi-tool/details";
-
-/// `_meta` key of a structured call result whose `structuredContent` wraps the tool's
-/// value as `{"result": value}` (the output type's root is not an object): `true`. The
-/// details are then `structuredContent.result`.
-pub const WRAPPED_RESULT_META_KEY: &str = "pi-tool/wrappedResult";
-
-/// `_meta` key of a progress notification: the whole partial result (`content`, `details`).
-pub const PARTIAL_RESULT_META_KEY: &str = "pi-tool/partialResult";
+use super::schema::mcp_input_schema;
+use crate::meta::{
+    DETAILS_META_KEY, PARTIAL_RESULT_META_KEY, TOOL_META_PREFIX, WRAPPED_RESULT_META_KEY,
+};
 
 /// The MCP listing of one tool, and the schema profile's report on it; `declared` lists
 /// the parameter schema as declared (see [`mcp_input_schema`]).

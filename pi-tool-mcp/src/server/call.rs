@@ -1,4 +1,5 @@
-//! One tool call, from raw arguments to a result that cannot panic.
+//! One tool call of the server, from raw arguments to a result that cannot panic, and
+//! the [`CallEnd`] a server reports of it.
 //!
 //! The order is Pi's: `prepare_arguments`, schema validation (both in
 //! [`AgentTool::check_arguments`]), then `execute` with the call's abort signal and
@@ -37,28 +38,6 @@ pub struct CallEnd {
     pub outcome: CallOutcome,
     /// From receiving the request to the end of the tool's work.
     pub elapsed: Duration,
-}
-
-/// Runs one call of `tool` through Pi's pipeline and returns its result or the error the
-/// model should read. Never panics, whatever the tool does.
-///
-/// The tool's per-call timeout ([`ToolSpec::timeout`](pi_tool_core::ToolSpec::timeout)), if
-/// set, aborts the tool's signal and ends the call with a timeout error. The arguments are
-/// held to the tool's [`argument_limits`](pi_tool_core::ToolSpec::argument_limits), else to
-/// the default ones: this is [`CallPolicy::default`]'s [`CallPolicy::call`].
-pub async fn run_call(
-    tool: &Arc<dyn AgentTool>,
-    tool_call_id: &str,
-    arguments: Value,
-    signal: AbortSignal,
-    on_update: OnUpdate<Option<JsonDetails>>,
-) -> Result<JsonToolResult, ToolError> {
-    CallPolicy::default()
-        .call(
-            &**tool,
-            ToolInvocation::new(tool_call_id, &arguments, signal, on_update),
-        )
-        .await
 }
 
 /// Runs one call of the server through its policy and measures it.
@@ -108,6 +87,26 @@ mod tests {
     use super::*;
     use pi_tool_core::schema::ToolSchema;
     use pi_tool_core::{AbortController, ToolSpec, async_trait, json};
+
+    /// A call under the default policy, as a server without `with_policy` runs it.
+    async fn run_call(
+        tool: &Arc<dyn AgentTool>,
+        id: &str,
+        arguments: Value,
+        signal: AbortSignal,
+        on_update: OnUpdate<Option<JsonDetails>>,
+    ) -> Result<JsonToolResult, ToolError> {
+        run_call_with_policy(
+            tool,
+            id,
+            arguments,
+            &CallPolicy::default(),
+            signal,
+            on_update,
+        )
+        .await
+        .0
+    }
 
     struct Scripted {
         spec: ToolSpec,

@@ -10,8 +10,8 @@ use rmcp::model::{
 };
 use serde_json::{Value, json};
 
-use crate::prompts::{CompletionTarget, Completions, PromptError, PromptPack};
-use crate::resources::{ResourceError, ResourcePack};
+use super::prompts::{CompletionTarget, Completions, PromptError, PromptPack};
+use super::resources::{ResourceError, ResourcePack};
 
 /// `resources/read`: an unknown URI is -32602 with `data.uri` (SEP-2164).
 pub(crate) async fn read_resource(

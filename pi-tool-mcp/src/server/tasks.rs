@@ -11,7 +11,7 @@
 //! questions it asks before it first waits are MRTR rounds (an input-required result),
 //! so a tool may gather its input and then go on as a task. Progress updates become the
 //! task's `statusMessage`. A tool error is `completed` with `isError`, a panic `failed`
-//! (-32603). A tool declared [`TaskSupport::Required`] called by a client without the
+//! (-32603). A tool declared [`TaskSupport::Required`](pi_tool_core::TaskSupport::Required) called by a client without the
 //! extension is refused with -32021.
 //!
 //! What `tasks/get` reports lives behind [`TaskStore`], so that a store that outlives the
@@ -27,11 +27,6 @@ use pi_tool_core::{AbortController, async_trait};
 use rmcp::model::{DetailedTask, InputRequests, InputResponses, JsonObject, Task, TaskPayload};
 use serde_json::Value;
 use tokio::sync::Notify;
-
-/// Whether a tool may or must run as a task: pi-tool-core's, which a tool declares with
-/// `#[pi_tool(task_support = "...")]` ([`ToolSpec::task_support`](pi_tool_core::ToolSpec)),
-/// re-exported here where it always was.
-pub use pi_tool_core::TaskSupport;
 
 /// Why a [`TaskStore`] could not do what it was asked.
 #[derive(Debug, Clone, PartialEq, Eq)]

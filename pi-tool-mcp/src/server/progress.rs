@@ -14,7 +14,7 @@ use rmcp::service::{Peer, RoleServer};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use crate::convert::progress_param;
+use super::convert::progress_param;
 
 type Slot = Arc<Mutex<Option<mpsc::UnboundedSender<JsonToolResult>>>>;
 

@@ -38,33 +38,31 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
-use std::time::Duration;
+use std::sync::{Arc, OnceLock, PoisonError};
 
-use pi_tool_core::context::{ExtensionContext, ExtensionUi, NotifyLevel};
-use pi_tool_core::{AbortSignal, async_trait};
+use pi_tool_core::AbortSignal;
 use rmcp::model::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
-    ElicitResult, ElicitationAction, ElicitationSchema, InputRequest, InputRequests,
-    InputResponses, ListRootsResult, LoggingLevel, LoggingMessageNotificationParam,
-    RequestStateCodec, SealOptions, ServerRequest,
+    ElicitResult, InputRequest, InputRequests, ListRootsResult, LoggingLevel,
+    LoggingMessageNotificationParam, ServerRequest,
 };
 use rmcp::service::{Peer, RoleServer};
 use serde_json::{Value, json};
-use tokio::sync::Notify;
 
-use crate::tasks::{Running, Tasks};
+use self::round::Retry;
+use super::tasks::{Running, Tasks};
+
+mod round;
+mod ui;
+
+pub(crate) use round::{BadState, CallInput, Suspended};
+pub(crate) use ui::mcp_context;
 
 tokio::task_local! {
     /// The client of the request being served.
     static CALLING: CallingClient;
 }
-
-/// How long a sealed `requestState` stays valid: a user answering a question takes
-/// minutes, not days.
-const STATE_TTL: Duration = Duration::from_secs(60 * 60);
 
 /// The client of the MCP request a tool (or prompt) is serving: ask it for input from
 /// its user, a completion from its model, or its roots. See the [crate docs](crate)
@@ -74,7 +72,7 @@ const STATE_TTL: Duration = Duration::from_secs(60 * 60);
 /// reads its answer (so ask before side effects, and key questions the same on each run).
 #[derive(Clone)]
 pub struct CallingClient {
-    inner: Arc<Inner>,
+    pub(super) inner: Arc<Inner>,
 }
 
 impl fmt::Debug for CallingClient {
@@ -92,45 +90,25 @@ impl fmt::Debug for CallingClient {
     }
 }
 
-struct Inner {
-    capabilities: ClientCapabilities,
-    peer: Peer<RoleServer>,
+pub(super) struct Inner {
+    pub(super) capabilities: ClientCapabilities,
+    pub(super) peer: Peer<RoleServer>,
     /// The least severe level the client asked to hear (`logging/setLevel`, or the
     /// request's `_meta` at 2026-07-28); `None`: no log messages.
-    log_level: Option<LoggingLevel>,
-    channel: Channel,
-    signal: AbortSignal,
+    pub(super) log_level: Option<LoggingLevel>,
+    pub(super) channel: Channel,
+    pub(super) signal: AbortSignal,
     /// Numbers the questions of the context's UI, the same way on every run.
-    ui_questions: AtomicUsize,
+    pub(super) ui_questions: AtomicUsize,
     /// Set once the call became a task: its questions then park the task.
-    task: OnceLock<(Arc<Tasks>, Arc<Running>)>,
+    pub(super) task: OnceLock<(Arc<Tasks>, Arc<Running>)>,
 }
 
-enum Channel {
+pub(super) enum Channel {
     /// A session: requests go to the client, answers come back.
     Session,
     /// 2026-07-28: answers come with the retried request.
     Retry(Box<Retry>),
-}
-
-/// The answers a 2026-07-28 call has, and what it asked without an answer.
-pub(crate) struct Retry {
-    /// From the verified state and this request's `inputResponses`.
-    answers: BTreeMap<String, Value>,
-    /// The answers the call read: the next round's state.
-    read: Mutex<BTreeMap<String, Value>>,
-    suspended: Mutex<Option<Suspended>>,
-    wake: Notify,
-}
-
-/// Why a 2026-07-28 round ended before the tool did.
-pub(crate) enum Suspended {
-    /// The tool asked what the request carries no answer for.
-    Input(InputRequests),
-    /// The tool asked for a capability the client did not declare.
-    MissingCapability(ClientCapabilities),
-    /// The request's answer to a question is not of the question's kind.
-    BadAnswer(String),
 }
 
 /// Why a question got no answer.
@@ -370,7 +348,7 @@ impl CallingClient {
     }
 
     /// The next key of the context's UI questions.
-    fn next_ui_key(&self) -> String {
+    pub(super) fn next_ui_key(&self) -> String {
         let n = self.inner.ui_questions.fetch_add(1, Ordering::Relaxed);
         format!("pi-tool/ui/{n}")
     }
@@ -391,7 +369,10 @@ pub(crate) fn severity(level: LoggingLevel) -> u8 {
 }
 
 /// Whether `answer` has the shape of an answer to `request`.
-fn check_answer(request: &InputRequest, answer: &Value) -> Result<(), serde_json::Error> {
+pub(super) fn check_answer(
+    request: &InputRequest,
+    answer: &Value,
+) -> Result<(), serde_json::Error> {
     let answer = answer.clone();
     match request {
         InputRequest::Elicitation(_) => serde_json::from_value::<ElicitResult>(answer).map(drop),
@@ -402,222 +383,6 @@ fn check_answer(request: &InputRequest, answer: &Value) -> Result<(), serde_json
     }
 }
 
-fn wrong_shape(error: serde_json::Error) -> InputError {
+pub(super) fn wrong_shape(error: serde_json::Error) -> InputError {
     InputError::Failed(format!("an answer of the wrong shape: {error}"))
-}
-
-impl Retry {
-    /// Records why the round ends, wakes the server, and never returns: the server
-    /// drops the call's future.
-    async fn suspend(&self, why: Suspended) {
-        *self
-            .suspended
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = Some(why);
-        self.wake.notify_one();
-        std::future::pending::<()>().await;
-    }
-}
-
-/// What binds a state to one call: the tool (or prompt) and its arguments.
-fn associated_data(kind: &str, name: &str, arguments: &Value) -> Vec<u8> {
-    format!("pi-tool-mcp/{kind}\n{name}\n{arguments}").into_bytes()
-}
-
-/// One request's client, made by the server.
-pub(crate) struct CallInput {
-    client: CallingClient,
-    binding: Vec<u8>,
-}
-
-/// A `requestState` that does not pass its check.
-pub(crate) struct BadState(pub(crate) String);
-
-impl CallInput {
-    /// The client of a request: a session's peer before 2026-07-28; at 2026-07-28 the
-    /// answers of the verified `state` and of `responses`.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn new(
-        stateless: bool,
-        peer: Peer<RoleServer>,
-        capabilities: ClientCapabilities,
-        log_level: Option<LoggingLevel>,
-        signal: AbortSignal,
-        codec: &RequestStateCodec,
-        binding: (&str, &str, &Value),
-        responses: Option<InputResponses>,
-        state: Option<&str>,
-    ) -> Result<Self, BadState> {
-        let binding = associated_data(binding.0, binding.1, binding.2);
-        let channel = if stateless {
-            let mut answers = match state {
-                Some(state) => {
-                    let opened = codec
-                        .open_json_with::<Value>(state, &binding)
-                        .map_err(|error| BadState(format!("requestState refused: {error}")))?;
-                    match opened {
-                        Value::Object(answers) => answers.into_iter().collect(),
-                        _ => return Err(BadState("requestState refused: not ours".to_owned())),
-                    }
-                }
-                None => BTreeMap::new(),
-            };
-            answers.extend(responses.unwrap_or_default());
-            Channel::Retry(Box::new(Retry {
-                answers,
-                read: Mutex::default(),
-                suspended: Mutex::default(),
-                wake: Notify::new(),
-            }))
-        } else {
-            Channel::Session
-        };
-        Ok(CallInput {
-            client: CallingClient {
-                inner: Arc::new(Inner {
-                    capabilities,
-                    peer,
-                    log_level,
-                    channel,
-                    signal,
-                    ui_questions: AtomicUsize::new(0),
-                    task: OnceLock::new(),
-                }),
-            },
-            binding,
-        })
-    }
-
-    /// Runs `call` with this client as [`CallingClient::current`].
-    pub(crate) async fn scope<F: Future>(&self, call: F) -> F::Output {
-        CALLING.scope(self.client.clone(), call).await
-    }
-
-    /// `call` with this client as [`CallingClient::current`], as an owned future (for a
-    /// call that may go on as a task).
-    pub(crate) fn scoped<F: Future>(&self, call: F) -> impl Future<Output = F::Output> + use<F> {
-        CALLING.scope(self.client.clone(), call)
-    }
-
-    /// The call became `running`: its further questions park the task.
-    pub(crate) fn escalate(&self, tasks: Arc<Tasks>, running: Arc<Running>) {
-        let _ = self.client.inner.task.set((tasks, running));
-    }
-
-    /// Resolves when a 2026-07-28 round ends before the call (never before).
-    pub(crate) async fn suspended(&self) {
-        match &self.client.inner.channel {
-            Channel::Retry(retry) => retry.wake.notified().await,
-            Channel::Session => std::future::pending().await,
-        }
-    }
-
-    /// Why the round ended, and the sealed state of the answers read so far.
-    pub(crate) fn take_suspended(&self, codec: &RequestStateCodec) -> Option<(Suspended, String)> {
-        let Channel::Retry(retry) = &self.client.inner.channel else {
-            return None;
-        };
-        let why = retry
-            .suspended
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()?;
-        let answers =
-            std::mem::take(&mut *retry.read.lock().unwrap_or_else(PoisonError::into_inner));
-        let sealed = codec
-            .seal_json_with(
-                &answers,
-                &SealOptions::new()
-                    .associated_data(&self.binding)
-                    .ttl(STATE_TTL),
-            )
-            .ok()?;
-        Some((why, sealed))
-    }
-}
-
-/// The context of a call over MCP: [`ExtensionContext::detached`]'s, with the calling
-/// client as its UI when the client declared `elicitation`.
-pub(crate) fn mcp_context() -> ExtensionContext {
-    let cwd = std::env::current_dir().unwrap_or_else(|_| ".".into());
-    let builder = ExtensionContext::builder(cwd);
-    match CallingClient::current() {
-        Some(client) if client.can_elicit() => builder.ui(Arc::new(ClientUi(client))).build(),
-        _ => builder.build(),
-    }
-}
-
-/// The calling client as a tool's UI, through `elicitation/create`.
-struct ClientUi(CallingClient);
-
-impl ClientUi {
-    /// Asks for one field; its value when the user accepted.
-    async fn ask(&self, message: String, field: &str, schema: Value) -> Option<Value> {
-        let schema = json!({
-            "type": "object",
-            "properties": { field: schema },
-            "required": [field],
-        });
-        let requested_schema = serde_json::from_value::<ElicitationSchema>(schema).ok()?;
-        let params = ElicitRequestParams::FormElicitationParams {
-            meta: None,
-            message,
-            requested_schema,
-        };
-        let key = self.0.next_ui_key();
-        let result = self.0.elicit(&key, params).await.ok()?;
-        match result.action {
-            ElicitationAction::Accept => result.content?.get(field).cloned(),
-            _ => None,
-        }
-    }
-}
-
-fn message(title: &str, detail: &str) -> String {
-    if detail.is_empty() {
-        title.to_owned()
-    } else {
-        format!("{title}\n\n{detail}")
-    }
-}
-
-#[async_trait]
-impl ExtensionUi for ClientUi {
-    async fn confirm(&self, title: &str, message_text: &str) -> bool {
-        let answer = self
-            .ask(
-                message(title, message_text),
-                "confirm",
-                json!({"type": "boolean", "title": title}),
-            )
-            .await;
-        answer.and_then(|value| value.as_bool()).unwrap_or(false)
-    }
-
-    async fn select(&self, title: &str, options: &[String]) -> Option<String> {
-        let answer = self
-            .ask(
-                title.to_owned(),
-                "selection",
-                json!({"type": "string", "title": title, "enum": options}),
-            )
-            .await?;
-        answer
-            .as_str()
-            .filter(|chosen| options.iter().any(|option| option == chosen))
-            .map(str::to_owned)
-    }
-
-    async fn input(&self, title: &str, placeholder: Option<&str>) -> Option<String> {
-        let mut schema = json!({"type": "string", "title": title});
-        if let Some(placeholder) = placeholder {
-            schema["description"] = Value::from(placeholder);
-        }
-        let answer = self.ask(title.to_owned(), "value", schema).await?;
-        answer.as_str().map(str::to_owned)
-    }
-
-    fn notify(&self, message: &str, level: NotifyLevel) {
-        let _ = (message, level);
-    }
 }

@@ -1,5 +1,6 @@
 //! The line framing in front of rmcp's newline-delimited transport (stdio, or any byte
-//! stream through [`PackServer::serve_io`](crate::PackServer::serve_io)).
+//! stream through [`PackServer::serve_io`](crate::PackServer::serve_io)), for any rmcp
+//! server service.
 //!
 //! JSON-RPC 2.0 gives every request exactly one response. rmcp's stdio transport drops
 //! lines serde_json rejects (a number out of range such as `1e400`, a lone surrogate
@@ -32,14 +33,14 @@ use std::sync::Arc;
 
 use rmcp::ServiceExt;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage};
-use rmcp::service::RoleServer;
+use rmcp::service::{RoleServer, Service};
 use rmcp::transport::async_rw::AsyncRwTransport;
 use serde_json::{Map, Value, json};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
 
-use crate::server::{PackServer, ServeError};
-use crate::window::{Kind, Window, classify};
+use super::window::{Kind, Window, classify};
+use crate::error::ServeError;
 
 /// The default limit on one incoming message (one line, without its newline): 16 MiB,
 /// rmcp's own cap for stdio and for server-sent events, so a message acceptable over one
@@ -57,16 +58,17 @@ const INVALID_PARAMS: i64 = -32602;
 
 type SharedWriter<W> = Arc<Mutex<W>>;
 
-/// Serves `server` on newline-delimited JSON-RPC read from `read` and written to
-/// `write`, answering broken lines itself (see the module docs).
-pub(crate) async fn serve_framed<R, W>(
-    server: PackServer,
+/// Serves the rmcp service `server` on newline-delimited JSON-RPC read from `read` and
+/// written to `write`, answering broken lines itself (see the module docs).
+pub(crate) async fn serve_framed<S, R, W>(
+    server: S,
     read: R,
     write: W,
     max_message_bytes: usize,
     max_pending_requests: usize,
 ) -> Result<(), ServeError>
 where
+    S: Service<RoleServer>,
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {

@@ -15,8 +15,10 @@ use std::task::{Context, Poll};
 use hyper::body::{Body, Bytes, Frame, Incoming, SizeHint};
 use hyper::{Method, Request, Response, StatusCode, header};
 
-use crate::framing::{Parsed, Verdict, check_parsed, oversized_answer, parse};
-use crate::http_revision::{accepts_batches, removed_method};
+use super::revision::{accepts_batches, removed_method};
+use crate::server::serve::io::framing::{
+    ID_SCAN_PREFIX, Parsed, Verdict, check_parsed, oversized_answer, parse,
+};
 
 /// A request body for rmcp: the client's, untouched, or the bytes this layer read.
 pub(crate) enum RequestBody {
@@ -128,7 +130,7 @@ pub(crate) async fn check_request(
                 };
                 length = length.saturating_add(data.len());
                 if length > limit {
-                    let room = crate::framing::ID_SCAN_PREFIX.saturating_sub(read.len());
+                    let room = ID_SCAN_PREFIX.saturating_sub(read.len());
                     read.extend_from_slice(&data[..room.min(data.len())]);
                     // Read the rest without keeping it: answering before the client has
                     // sent its body can reset the connection and lose the answer.

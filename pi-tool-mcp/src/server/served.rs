@@ -15,8 +15,8 @@ use rmcp::service::{Peer, RoleServer};
 use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::RecvError;
 
-use crate::convert::mcp_tool;
-use crate::server::ServeError;
+use super::convert::mcp_tool;
+use crate::error::ServeError;
 
 /// Wraps a tool the way the server's pack tools are (with the server's context factory).
 pub(crate) type Wrap = Arc<dyn Fn(Arc<dyn AgentTool>) -> Arc<dyn AgentTool> + Send + Sync>;

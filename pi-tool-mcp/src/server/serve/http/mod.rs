@@ -1,0 +1,9 @@
+//! MCP's streamable HTTP in front of rmcp's service: `Host`/`Origin` checks
+//! (`access.rs`), the framing checks of a POSTed body (`framing.rs`), what depends on
+//! the revision a request speaks (`revision.rs`), and the layer that puts them in order
+//! (`layer.rs`).
+
+pub(crate) mod access;
+pub(crate) mod framing;
+pub(crate) mod layer;
+mod revision;
