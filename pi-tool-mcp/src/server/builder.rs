@@ -183,7 +183,7 @@ impl PackServer {
     /// it carries a `progressToken`) as server-sent events on that POST's own response.
     ///
     /// **Cancellation** is closing that response: the replica running the call sees its
-    /// client go away and aborts the call's [`AbortSignal`]. A `notifications/cancelled`
+    /// client go away and aborts the call's [`AbortSignal`](pi_tool_core::AbortSignal). A `notifications/cancelled`
     /// is a POST of its own, which the balancer may route to any replica, none of which
     /// can tell which call it means: every replica accepts it (HTTP 202) and ignores it,
     /// so the call it names runs to the end and its client still gets the result.
@@ -249,7 +249,8 @@ impl PackServer {
         self
     }
 
-    /// The caching hints (MCP 2026-07-28) on every list result and resource read: how
+    /// The caching hints (MCP 2026-07-28) on every list result and resource read of a
+    /// request at that revision (the revisions before have none): how
     /// long a client may keep it, and who may share it. Unless set, `ttlMs` is 0 (ask
     /// again each time) and `cacheScope` is `public` (the lists are the same for every
     /// user).

@@ -13,17 +13,21 @@ use serde_json::{Value, json};
 use super::prompts::{CompletionTarget, Completions, PromptError, PromptPack};
 use super::resources::{ResourceError, ResourcePack};
 
-/// `resources/read`: an unknown URI is -32602 with `data.uri` (SEP-2164).
+/// `resources/read`: an unknown URI is -32602 with `data.uri` (SEP-2164); `hints` are the
+/// caching hints of 2026-07-28, `None` at the revisions before.
 pub(crate) async fn read_resource(
     resources: &ResourcePack,
     uri: &str,
-    (ttl, scope): (u64, CacheScope),
+    hints: Option<(u64, CacheScope)>,
 ) -> Result<ReadResourceResponse, McpError> {
     match resources.read(uri).await {
-        Ok(contents) => Ok(ReadResourceResult::new(contents)
-            .with_ttl_ms(ttl)
-            .with_cache_scope(scope)
-            .into()),
+        Ok(contents) => {
+            let mut result = ReadResourceResult::new(contents);
+            if let Some((ttl, scope)) = hints {
+                result = result.with_ttl_ms(ttl).with_cache_scope(scope);
+            }
+            Ok(result.into())
+        }
         Err(error @ ResourceError::NotFound(_)) => Err(McpError::invalid_params(
             error.to_string(),
             Some(json!({ "uri": uri })),

@@ -10,6 +10,11 @@ use std::sync::PoisonError;
 
 use pi_tool_core::{AbortSignal, Value};
 use rmcp::model::{
+    CacheScope, ConstString, GetPromptRequestMethod, ListPromptsRequestMethod,
+    ListResourceTemplatesRequestMethod, ListResourcesRequestMethod, ReadResourceRequestMethod,
+    SubscribeRequestMethod, UnsubscribeRequestMethod,
+};
+use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams,
     CompleteResult, GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult,
     JsonObject, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
@@ -25,6 +30,33 @@ use rmcp::{ErrorData as McpError, ServerHandler};
 use super::PackServer;
 use super::extras::{complete, get_prompt, read_resource};
 use super::served::{effective_support, forward_list_changes};
+
+/// A method of a capability the server did not declare is unknown to it (-32601), as
+/// rmcp's own handler answers: no empty list that looks like an answer.
+impl PackServer {
+    fn serves_resources<M: ConstString>(&self) -> Result<(), McpError> {
+        if self.resources.is_empty() {
+            return Err(McpError::method_not_found::<M>());
+        }
+        Ok(())
+    }
+
+    /// The caching hints of a list or a read, at 2026-07-28 (the revision that has them)
+    /// only.
+    fn cache_hints(&self, context: &RequestContext<RoleServer>) -> Option<(u64, CacheScope)> {
+        context
+            .protocol_version()
+            .is_some_and(|version| version.to_string().as_str() >= "2026-07-28")
+            .then_some(self.cache_hints)
+    }
+
+    fn serves_prompts<M: ConstString>(&self) -> Result<(), McpError> {
+        if self.prompts.is_empty() {
+            return Err(McpError::method_not_found::<M>());
+        }
+        Ok(())
+    }
+}
 
 impl ServerHandler for PackServer {
     fn get_info(&self) -> ServerConfig {
@@ -64,7 +96,7 @@ impl ServerHandler for PackServer {
     }
 
     /// A session of a revision before 2026-07-28 hears of every change of the served
-    /// tools (`notifications/tools/list_changed`) once the [`ServedTools`] handle was
+    /// tools (`notifications/tools/list_changed`) once the [`ServedTools`](crate::ServedTools) handle was
     /// taken, until it ends.
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         if self.served.may_change() {
@@ -75,46 +107,48 @@ impl ServerHandler for PackServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let (ttl, scope) = self.cache_hints;
-        Ok(ListToolsResult::with_all_items(self.listed_tools())
-            .with_ttl_ms(ttl)
-            .with_cache_scope(scope))
+        let mut result = ListToolsResult::with_all_items(self.listed_tools());
+        if let Some((ttl, scope)) = self.cache_hints(&context) {
+            result = result.with_ttl_ms(ttl).with_cache_scope(scope);
+        }
+        Ok(result)
     }
 
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let (ttl, scope) = self.cache_hints;
-        Ok(
-            ListResourcesResult::with_all_items(self.resources.resources())
-                .with_ttl_ms(ttl)
-                .with_cache_scope(scope),
-        )
+        self.serves_resources::<ListResourcesRequestMethod>()?;
+        let mut result = ListResourcesResult::with_all_items(self.resources.resources());
+        if let Some((ttl, scope)) = self.cache_hints(&context) {
+            result = result.with_ttl_ms(ttl).with_cache_scope(scope);
+        }
+        Ok(result)
     }
 
     async fn list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        let (ttl, scope) = self.cache_hints;
-        Ok(
-            ListResourceTemplatesResult::with_all_items(self.resources.templates())
-                .with_ttl_ms(ttl)
-                .with_cache_scope(scope),
-        )
+        self.serves_resources::<ListResourceTemplatesRequestMethod>()?;
+        let mut result = ListResourceTemplatesResult::with_all_items(self.resources.templates());
+        if let Some((ttl, scope)) = self.cache_hints(&context) {
+            result = result.with_ttl_ms(ttl).with_cache_scope(scope);
+        }
+        Ok(result)
     }
 
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        read_resource(&self.resources, &request.uri, self.cache_hints).await
+        self.serves_resources::<ReadResourceRequestMethod>()?;
+        read_resource(&self.resources, &request.uri, self.cache_hints(&context)).await
     }
 
     /// At 2026-07-28 a client listens for the updates of the resources the pack has
@@ -174,6 +208,7 @@ impl ServerHandler for PackServer {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        self.serves_resources::<SubscribeRequestMethod>()?;
         if !self.resources.has(&request.uri) {
             return Err(McpError::invalid_params(
                 format!("Resource not found: {}", request.uri),
@@ -191,6 +226,7 @@ impl ServerHandler for PackServer {
         request: UnsubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        self.serves_resources::<UnsubscribeRequestMethod>()?;
         self.subscriptions.unsubscribe(&request.uri);
         Ok(())
     }
@@ -211,12 +247,14 @@ impl ServerHandler for PackServer {
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        let (ttl, scope) = self.cache_hints;
-        Ok(ListPromptsResult::with_all_items(self.prompts.prompts())
-            .with_ttl_ms(ttl)
-            .with_cache_scope(scope))
+        self.serves_prompts::<ListPromptsRequestMethod>()?;
+        let mut result = ListPromptsResult::with_all_items(self.prompts.prompts());
+        if let Some((ttl, scope)) = self.cache_hints(&context) {
+            result = result.with_ttl_ms(ttl).with_cache_scope(scope);
+        }
+        Ok(result)
     }
 
     async fn get_prompt(
@@ -224,6 +262,7 @@ impl ServerHandler for PackServer {
         mut request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
+        self.serves_prompts::<GetPromptRequestMethod>()?;
         // A prompt's function asks its client as a tool does (CallingClient).
         let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
         let name = request.name.clone();

@@ -57,9 +57,11 @@ impl Body for RequestBody {
     }
 }
 
-/// A response: rmcp's, or one of this layer's answers.
+/// A response: rmcp's (after a priming event of this layer's, `revision.rs`), or one of
+/// this layer's answers.
 pub(crate) enum ResponseBody<B> {
     Rmcp(B),
+    Primed(Option<Bytes>, B),
     Answer(Option<Bytes>),
 }
 
@@ -76,6 +78,10 @@ where
     ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
         match self.get_mut() {
             ResponseBody::Rmcp(body) => Pin::new(body).poll_frame(cx),
+            ResponseBody::Primed(first, body) => match first.take() {
+                Some(first) => Poll::Ready(Some(Ok(Frame::data(first)))),
+                None => Pin::new(body).poll_frame(cx),
+            },
             ResponseBody::Answer(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
         }
     }
@@ -83,6 +89,7 @@ where
     fn is_end_stream(&self) -> bool {
         match self {
             ResponseBody::Rmcp(body) => body.is_end_stream(),
+            ResponseBody::Primed(first, body) => first.is_none() && body.is_end_stream(),
             ResponseBody::Answer(bytes) => bytes.is_none(),
         }
     }
@@ -90,6 +97,15 @@ where
     fn size_hint(&self) -> SizeHint {
         match self {
             ResponseBody::Rmcp(body) => body.size_hint(),
+            ResponseBody::Primed(first, body) => {
+                let mut hint = body.size_hint();
+                let first = first.as_ref().map_or(0, |b| b.len() as u64);
+                hint.set_lower(hint.lower() + first);
+                if let Some(upper) = hint.upper() {
+                    hint.set_upper(upper + first);
+                }
+                hint
+            }
             ResponseBody::Answer(bytes) => {
                 SizeHint::with_exact(bytes.as_ref().map_or(0, |b| b.len() as u64))
             }

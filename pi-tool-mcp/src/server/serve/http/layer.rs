@@ -13,7 +13,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 
 use super::access::{HttpAccess, Refused};
 use super::framing::{Checked, RequestBody, ResponseBody, answer_response, check_request};
-use super::revision::answer_batch;
+use super::revision::{answer_batch, is_event_stream, priming_event};
 use crate::server::disconnect::{GuardedBody, tag};
 
 /// rmcp's streamable HTTP service of the sessions of `S`.
@@ -61,12 +61,18 @@ impl<S: ServerHandler + Send + 'static> HttpLayer<S> {
     async fn finish(&self, checked: Checked) -> HttpResponse {
         match checked {
             Checked::Forward(mut request) => {
+                let priming = priming_event(&request);
                 // A client that closes this response ends its call.
                 let gone = tag(&mut request);
-                self.service
-                    .handle(*request)
-                    .await
-                    .map(|body| ResponseBody::Rmcp(GuardedBody::new(body, gone)))
+                let response = self.service.handle(*request).await;
+                let priming = priming.filter(|_| is_event_stream(&response));
+                response.map(|body| {
+                    let body = GuardedBody::new(body, gone);
+                    match priming {
+                        Some(first) => ResponseBody::Primed(Some(first), body),
+                        None => ResponseBody::Rmcp(body),
+                    }
+                })
             }
             Checked::Answer(status, body) => answer_response(status, body),
             // Only `serve` asks for batches.

@@ -9,6 +9,13 @@
 //!   notifications a call sends while it runs have no place in a JSON answer and are
 //!   not delivered (the spec lets a server answer a batch with JSON); a batch of
 //!   notifications and responses only is answered 202.
+//! - **The GET stream's priming event** (SEP-1699, 2025-11-25): rmcp primes each POST's
+//!   event stream (its session layer, ids `0/N`) but not a session's standalone GET
+//!   stream, whose own priming would carry the id `0` of its first real event. So a GET
+//!   of 2025-11-25 or later without `Last-Event-ID` gets [`priming_event`] first: empty
+//!   data, the id `00` and the same `retry` as the POST streams. `00` is no other event's
+//!   id (the standalone stream counts `0`, `1`, …), and rmcp reads it as index 0 of that
+//!   stream, so a client that resumes with it is sent every event from the first.
 //! - **Removed methods**: revision 2026-07-28 removed `initialize`, `ping`,
 //!   `logging/setLevel`, `resources/subscribe` and `resources/unsubscribe`. A request
 //!   for one of them at that revision (its `MCP-Protocol-Version` header or its
@@ -25,6 +32,13 @@ use serde_json::{Value, json};
 
 /// The first revision without sessions, batches or the removed methods.
 const STATELESS_REVISION: &str = "2026-07-28";
+
+/// The first revision with priming events.
+const PRIMING_REVISION: &str = "2025-11-25";
+
+/// The priming event of a standalone stream: as rmcp's POST streams', with an id of its
+/// own (see the module docs).
+const PRIMING_EVENT: &[u8] = b"data: \nid: 00\nretry: 3000\n\n";
 
 /// The one revision with batches.
 const BATCH_REVISION: &str = "2025-03-26";
@@ -51,6 +65,26 @@ fn header_revision(headers: &HeaderMap) -> Option<&str> {
 /// Whether a POST with these headers may carry a batch.
 pub(crate) fn accepts_batches(headers: &HeaderMap) -> bool {
     header_revision(headers).is_none_or(|revision| revision == BATCH_REVISION)
+}
+
+/// The event to send first on the answer to `request`, if it opens a session's
+/// standalone stream (a GET, not a resumption) at 2025-11-25 or later.
+pub(crate) fn priming_event<B>(request: &hyper::Request<B>) -> Option<Bytes> {
+    let opens_stream =
+        request.method() == hyper::Method::GET && !request.headers().contains_key("last-event-id");
+    let primes = header_revision(request.headers())
+        .is_some_and(|revision| (PRIMING_REVISION..STATELESS_REVISION).contains(&revision));
+    (opens_stream && primes).then(|| Bytes::from_static(PRIMING_EVENT))
+}
+
+/// Whether `response` is an event stream (rmcp opened the stream).
+pub(crate) fn is_event_stream<B>(response: &Response<B>) -> bool {
+    response.status() == StatusCode::OK
+        && response
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .is_some_and(|value| value.starts_with("text/event-stream"))
 }
 
 /// The answer to a request for a method its revision removed, if `message` is one.

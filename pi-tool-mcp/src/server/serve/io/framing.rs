@@ -16,7 +16,8 @@
 //!   when a scan of the line's top level can read it, else id `null`;
 //! - a request (readable id, no `result`/`error`) whose `jsonrpc` is not `"2.0"` or
 //!   whose `method` is not a string: -32600 with its id;
-//! - a batch, a message that is not an object, one with neither `method` nor
+//! - a batch (except in a session of MCP 2025-03-26, which has them: `batch.rs`), a
+//!   message that is not an object, one with neither `method` nor
 //!   `result`/`error`, and a request whose id is not a string or an integer: -32600 with
 //!   id `null` (rmcp answers these with no `id` member at all);
 //! - a request whose `params` is neither an object nor absent: -32602 with its id;
@@ -39,6 +40,7 @@ use serde_json::{Map, Value, json};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
 
+use super::batch::Batches;
 use super::window::{Kind, Window, classify};
 use crate::error::ServeError;
 
@@ -81,17 +83,19 @@ where
         .with_max_line_length(usize::MAX);
     // Back-pressure: a client that stops reading stops being read (window.rs).
     let window = Window::new(max_pending_requests);
+    let batches = Batches::default();
     let copy = tokio::spawn(copy_lines(
         BufReader::new(from_rmcp),
         out.clone(),
         window.clone(),
+        batches.clone(),
     ));
     let feed = tokio::spawn(feed(
         BufReader::new(read),
         to_rmcp,
         out,
         max_message_bytes,
-        window,
+        (window, batches),
     ));
     let served = match server.serve(transport).await {
         Ok(running) => running
@@ -110,7 +114,8 @@ where
 
 /// Copies rmcp's output to the client a whole line at a time, so the answers this layer
 /// writes never land inside one of rmcp's; a written answer frees its request's slot.
-async fn copy_lines<R, W>(mut from_rmcp: R, out: SharedWriter<W>, window: Window)
+/// An answer a batch waits for is held and written with the batch (batch.rs).
+async fn copy_lines<R, W>(mut from_rmcp: R, out: SharedWriter<W>, window: Window, batches: Batches)
 where
     R: AsyncBufRead + Unpin,
     W: AsyncWrite + Unpin,
@@ -121,10 +126,22 @@ where
         match from_rmcp.read_until(b'\n', &mut line).await {
             Ok(0) | Err(_) => return,
             Ok(_) => {
-                if write_line(&out, &line).await.is_err() {
+                if !batches.revision_known() {
+                    batches.observe(&line);
+                }
+                let kind = classify(&line);
+                let written = match &kind {
+                    Kind::Response(id) => match batches.take(id, &line) {
+                        Some(None) => Ok(()),
+                        Some(Some(batch)) => write_line(&out, &batch).await,
+                        None => write_line(&out, &line).await,
+                    },
+                    _ => write_line(&out, &line).await,
+                };
+                if written.is_err() {
                     return;
                 }
-                if let Kind::Response(id) = classify(&line) {
+                if let Kind::Response(id) = kind {
                     window.leave(&id);
                 }
             }
@@ -149,7 +166,7 @@ async fn feed<R, T, W>(
     mut to_rmcp: T,
     out: SharedWriter<W>,
     limit: usize,
-    window: Window,
+    (window, batches): (Window, Batches),
 ) where
     R: AsyncBufRead + Unpin,
     T: AsyncWrite + Unpin,
@@ -159,29 +176,26 @@ async fn feed<R, T, W>(
     loop {
         let verdict = match reader.next(&mut read).await {
             Ok(Line::Eof) | Err(_) => break,
-            Ok(Line::Complete) => check(reader.line()),
+            Ok(Line::Complete) => match parse(reader.line()) {
+                Parsed::Message(_, Value::Array(items)) if batches.allowed() => {
+                    if feed_batch(items, &mut to_rmcp, &out, &window, &batches)
+                        .await
+                        .is_err()
+                    {
+                        break;
+                    }
+                    continue;
+                }
+                Parsed::Done(verdict) => verdict,
+                Parsed::Message(text, message) => check_parsed(text, &message),
+            },
             Ok(Line::Oversized { length }) => {
                 Verdict::Answer(oversized_answer(reader.line(), limit, length))
             }
         };
         let written = match verdict {
             Verdict::Skip => Ok(()),
-            Verdict::Forward => {
-                let line = reader.line();
-                let what = classify(line);
-                if let Kind::Request(id) = &what {
-                    window.enter(id.clone()).await;
-                }
-                let written = match to_rmcp.write_all(line).await {
-                    Ok(()) => to_rmcp.write_all(b"\n").await,
-                    Err(error) => Err(error),
-                };
-                // rmcp sends no answer for a cancelled request.
-                if let Kind::Cancelled(id) = &what {
-                    window.leave(id);
-                }
-                written
-            }
+            Verdict::Forward => forward(reader.line(), &mut to_rmcp, &window).await,
             Verdict::Answer(response) => {
                 let mut bytes = response.to_string().into_bytes();
                 bytes.push(b'\n');
@@ -193,6 +207,76 @@ async fn feed<R, T, W>(
         }
     }
     let _ = to_rmcp.shutdown().await;
+}
+
+/// Passes one checked line to rmcp, a request once the window has room for it.
+async fn forward<T: AsyncWrite + Unpin>(
+    line: &[u8],
+    to_rmcp: &mut T,
+    window: &Window,
+) -> std::io::Result<()> {
+    let what = classify(line);
+    if let Kind::Request(id) = &what {
+        window.enter(id.clone()).await;
+    }
+    to_rmcp.write_all(line).await?;
+    to_rmcp.write_all(b"\n").await?;
+    // rmcp sends no answer for a cancelled request.
+    if let Kind::Cancelled(id) = &what {
+        window.leave(id);
+    }
+    Ok(())
+}
+
+/// Serves a batch of a 2025-03-26 session (batch.rs): each message checked as a line of
+/// its own, the well-formed ones passed to rmcp, the answers gathered into one array.
+async fn feed_batch<T, W>(
+    items: Vec<Value>,
+    to_rmcp: &mut T,
+    out: &SharedWriter<W>,
+    window: &Window,
+    batches: &Batches,
+) -> std::io::Result<()>
+where
+    T: AsyncWrite + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    if items.is_empty() {
+        let answer = error_response(None, INVALID_REQUEST, "Invalid request: an empty batch");
+        let mut bytes = answer.to_string().into_bytes();
+        bytes.push(b'\n');
+        return write_line(out, &bytes).await;
+    }
+    let mut answers = Vec::new();
+    let mut waiting = Vec::new();
+    let mut passed = Vec::new();
+    for item in items {
+        let text = serde_json::to_vec(&item).unwrap_or_default();
+        let verdict = if is_unreadable_notification(&item) {
+            Verdict::Skip
+        } else {
+            check_parsed(&text, &item)
+        };
+        match verdict {
+            Verdict::Skip => {}
+            Verdict::Answer(answer) => answers.push(Some(answer)),
+            Verdict::Forward => {
+                if let Kind::Request(id) = classify(&text) {
+                    waiting.push((id, answers.len()));
+                    answers.push(None);
+                }
+                passed.push(text);
+            }
+        }
+    }
+    // Opened before rmcp sees a message, so that no answer comes before its batch.
+    if let Some(line) = batches.open(answers, waiting) {
+        write_line(out, &line).await?;
+    }
+    for text in passed {
+        forward(&text, to_rmcp, window).await?;
+    }
+    Ok(())
 }
 
 pub(crate) enum Line {
@@ -312,6 +396,7 @@ pub(crate) enum Verdict {
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// Decides what to do with one complete line.
+#[cfg(any(test, fuzzing))]
 pub(crate) fn check(line: &[u8]) -> Verdict {
     match parse(line) {
         Parsed::Done(verdict) => verdict,

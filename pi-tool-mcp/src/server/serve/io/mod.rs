@@ -1,6 +1,8 @@
 //! Newline-delimited JSON-RPC (MCP's stdio framing) in front of rmcp: the checks of
-//! each line (`framing.rs`) and the back-pressure window (`window.rs`).
+//! each line (`framing.rs`), the batches of a 2025-03-26 session (`batch.rs`) and the
+//! back-pressure window (`window.rs`).
 
+mod batch;
 pub(crate) mod framing;
 mod window;
 
