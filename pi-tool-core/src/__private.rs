@@ -37,6 +37,17 @@ pub use crate::schema::OutputSchema;
 pub use crate::tool::{AgentTool, IntoAgentTool, Tool, ToolAnnotations, ToolInvocation};
 pub use crate::update::OnUpdate;
 
+/// `pi_tool::pi_tool` by a glob: a `#[pi_tools]` block resolves the `#[pi_tool]` of its
+/// methods through it where the module imports no `pi_tool` of its own.
+pub mod pi_tool_attribute {
+    pub use pi_tool_macros::pi_tool;
+}
+
+/// `pi_tool_core::pi_tool` by a glob, as [`pi_tool_attribute`] for a pack on the core.
+pub mod core_pi_tool_attribute {
+    pub use pi_tool_macros::core_pi_tool as pi_tool;
+}
+
 /// What `tool_pack!` forwards to, with `$crate` as the path to this crate.
 pub use pi_tool_macros::tool_pack_items;
 

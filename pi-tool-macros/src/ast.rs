@@ -34,6 +34,9 @@ pub enum Role {
     ByReference { what: &'static str },
     /// `OnUpdate` without its details type.
     BareOnUpdate,
+    /// A role type inside `Option`, `Box`, `Arc` or `Rc` (`Option<AbortSignal>`): `what`
+    /// names the role type, `wrapper` the type around it.
+    Wrapped { what: &'static str, wrapper: String },
 }
 
 impl Role {
@@ -41,7 +44,7 @@ impl Role {
     pub fn position(&self) -> usize {
         match self {
             Role::CallId => 0,
-            Role::Params | Role::Text | Role::ByReference { .. } => 1,
+            Role::Params | Role::Text | Role::ByReference { .. } | Role::Wrapped { .. } => 1,
             Role::Signal => 2,
             Role::OnUpdate(_) | Role::BareOnUpdate => 3,
             Role::Context => 4,
@@ -52,7 +55,7 @@ impl Role {
     pub fn describe(&self) -> &'static str {
         match self {
             Role::CallId => "call id (`&str`)",
-            Role::Params | Role::Text | Role::ByReference { .. } => "params",
+            Role::Params | Role::Text | Role::ByReference { .. } | Role::Wrapped { .. } => "params",
             Role::Signal => "`AbortSignal`",
             Role::OnUpdate(_) | Role::BareOnUpdate => "`OnUpdate<D>`",
             Role::Context => "`ExtensionContext`",
@@ -275,9 +278,46 @@ fn classify(ty: &Type) -> Role {
                     None => Role::BareOnUpdate,
                 }
             }
-            _ => Role::Params,
+            _ => wrapped(ty).unwrap_or(Role::Params),
         },
     }
+}
+
+/// The lifetime arguments of the function's params type left out
+/// (`WordCountParams<'_>` -> `WordCountParams`); see `fallback::without_params_lifetimes`.
+pub fn strip_params_lifetimes(sig: &mut Signature) {
+    for input in &mut sig.inputs {
+        let FnArg::Typed(arg) = input else {
+            continue;
+        };
+        if !matches!(classify(&arg.ty), Role::Params) {
+            continue;
+        }
+        if let Type::Path(p) = &mut *arg.ty
+            && let Some(seg) = p.path.segments.last_mut()
+            && let PathArguments::AngleBracketed(a) = &mut seg.arguments
+        {
+            a.args = std::mem::take(&mut a.args)
+                .into_iter()
+                .filter(|g| !matches!(g, GenericArgument::Lifetime(_)))
+                .collect();
+            if a.args.is_empty() {
+                seg.arguments = PathArguments::None;
+            }
+        }
+    }
+}
+
+/// `Option<AbortSignal>` and the like: a role type the generated code supplies as itself.
+fn wrapped(ty: &Type) -> Option<Role> {
+    let seg = last_segment(ty)?;
+    let wrapper = seg.ident.to_string();
+    if !["Option", "Box", "Arc", "Rc"].contains(&wrapper.as_str()) {
+        return None;
+    }
+    let inner = generic_types(seg).into_iter().next()?;
+    let what = role_name(inner)?;
+    Some(Role::Wrapped { what, wrapper })
 }
 
 fn generic_types(seg: &syn::PathSegment) -> Vec<&Type> {

@@ -76,3 +76,42 @@ pub fn is_pi_tool(attr: &syn::Attribute) -> bool {
         .last()
         .is_some_and(|s| s.ident == "pi_tool")
 }
+
+/// The argument of the `#[pi_tool(...)]` that `#[pi_tools]` puts on an empty item for each
+/// of its methods' `#[pi_tool]` attributes (see [`import_uses`]); `#[pi_tool]` expands such
+/// an item to nothing.
+pub const IMPORT_USE: &str = "__pi_tools_uses_the_import";
+
+/// Whether `#[pi_tool(args)]` is the item [`import_uses`] emits.
+pub fn is_import_use(args: &TokenStream) -> bool {
+    let mut tokens = args.clone().into_iter();
+    matches!(
+        (tokens.next(), tokens.next()),
+        (Some(proc_macro2::TokenTree::Ident(ident)), None) if ident == IMPORT_USE
+    )
+}
+
+/// For each `#[pi_tool]` path a `#[pi_tools]` block strips from its methods, an empty
+/// item under that path as written, so that rustc resolves it where the user wrote it:
+/// a `use pi_tool::pi_tool;` that only the block's methods name is then used (no
+/// `unused import` warning, which `cargo fix` would act on). A block whose module does not
+/// import `pi_tool` (the attribute inside `#[pi_tools]` needs no import) resolves the path
+/// through the glob of `<krate>::__private::<entry>`, which an explicit import shadows.
+pub fn import_uses(paths: &[syn::Path], krate: &syn::Path, entry: &str) -> TokenStream {
+    if paths.is_empty() {
+        return TokenStream::new();
+    }
+    let module = syn::Ident::new(entry, proc_macro2::Span::call_site());
+    let mark = syn::Ident::new(IMPORT_USE, proc_macro2::Span::call_site());
+    let uses = paths.iter().map(|path| {
+        quote::quote! {
+            #[#path(#mark)]
+            const _: () = ();
+        }
+    });
+    quote::quote! {
+        #[allow(unused_imports)]
+        use #krate::__private::#module::*;
+        #(#uses)*
+    }
+}

@@ -9,10 +9,11 @@ use syn::spanned::Spanned;
 
 use crate::ast::{Place, ToolFn};
 use crate::error::{error, error_at, first_token_span};
-use crate::{attr, check, expand, fallback, krate};
+use crate::{attr, check, expand, fallback, krate, only_crate};
 
-/// The expansion of `#[pi_tools(args)]` on `input`.
-pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
+/// The expansion of `#[pi_tools(args)]` on `input`, through `home` unless a `crate` key
+/// says otherwise.
+pub fn expand(args: TokenStream, input: TokenStream, home: krate::Home) -> TokenStream {
     let mut item: syn::ItemImpl = match syn::parse2(input.clone()) {
         Ok(item) => item,
         Err(_) => {
@@ -24,8 +25,8 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
             return fallback::emit(input, TokenStream::new(), vec![err]);
         }
     };
-    let (krate, mut errors) = krate::block_args(args);
-    let krate = krate.unwrap_or_else(krate::default_path);
+    let (krate, mut errors) = only_crate::block_args(args);
+    let krate = krate.unwrap_or_else(|| home.path());
     if let Some((path, _)) = &item.trait_ {
         errors.push(error(
             path.span(),
@@ -51,6 +52,8 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
     let mut stubs = TokenStream::new();
     let mut stub_accessors: Vec<(syn::Ident, syn::Visibility, syn::Ident)> = Vec::new();
     let mut any_tool = false;
+    let mut tool_paths: Vec<syn::Path> = Vec::new();
+    let mut tool_methods: Vec<syn::Ident> = Vec::new();
     for impl_item in &mut item.items {
         let syn::ImplItem::Fn(method) = impl_item else {
             continue;
@@ -67,6 +70,8 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
         let Some(first) = tool_attrs.first() else {
             continue;
         };
+        tool_paths.extend(tool_attrs.iter().map(|a| a.path().clone()));
+        tool_methods.push(method.sig.ident.clone());
         any_tool = true;
         for extra in &tool_attrs[1..] {
             errors.push(error_at(
@@ -76,12 +81,9 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
             ));
         }
         let struct_ident = expand::method_struct_ident(&method.sig.ident);
-        stubs.extend(fallback::stub(&method.vis, &struct_ident, &krate));
-        stub_accessors.push((
-            method.sig.ident.clone(),
-            method.vis.clone(),
-            struct_ident.clone(),
-        ));
+        let vis = expand::tool_visibility(&method.vis);
+        stubs.extend(fallback::stub(&vis, &struct_ident, &krate));
+        stub_accessors.push((method.sig.ident.clone(), vis.clone(), struct_ident.clone()));
         let tokens = match attr::attribute_tokens(first) {
             Ok(tokens) => tokens,
             Err(error) => {
@@ -110,7 +112,7 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
             found.push(Found {
                 tool,
                 spec,
-                vis: method.vis.clone(),
+                vis,
                 struct_ident,
             });
         }
@@ -123,10 +125,23 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
         ));
     }
     if !errors.is_empty() {
+        for impl_item in &mut item.items {
+            if let syn::ImplItem::Fn(method) = impl_item
+                && tool_methods.contains(&method.sig.ident)
+                && check::borrows_in_params(&ToolFn::from_signature(&method.sig))
+            {
+                fallback::without_params_lifetimes(&mut method.sig, &mut method.block);
+            }
+        }
         // The block's accessors too, where an inherent impl of its type can be written.
         if item.trait_.is_none() && item.generics.params.is_empty() {
             stubs.extend(fallback::accessors(&item.self_ty, &stub_accessors, &krate));
         }
+        stubs.extend(attr::import_uses(
+            &tool_paths,
+            &krate,
+            home.attribute_module(),
+        ));
         return fallback::emit(quote!(#item), stubs, errors);
     }
 
@@ -150,9 +165,11 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
         });
     }
     let accessors = expand::accessors(self_ty, &accessors, &krate);
+    let import_uses = attr::import_uses(&tool_paths, &krate, home.attribute_module());
     quote! {
         #item
         #generated
         #accessors
+        #import_uses
     }
 }

@@ -333,6 +333,17 @@ fn check_signature(tool: &ToolFn, place: Place, errors: &mut Vec<syn::Error>) {
             format!("`{}` is not a tool result", quote::quote!(#ok).to_string().replace(" < ", "<").replace(" >", ">").replace(" ,", ",")),
             "return `AgentToolResult<D>` (text for the model plus typed details), or a `String` for the model to read: `Ok(value.to_string())`",
         )),
+        Output::Result {
+            error: Some(error_ty),
+            ..
+        } if is_boxed_dyn(error_ty) => errors.push(error_at(
+            error_ty,
+            format!(
+                "a tool's error type cannot be `{}`: a boxed `dyn Error` does not convert into `ToolError`",
+                quote::quote!(#error_ty).to_string().replace(" < ", "<").replace(" >", ">").replace(" ,", ",").replace(":: ", "::").replace(" ::", "::")
+            ),
+            "return `Result<.., ToolError>`: `?` converts any `std::error::Error + Send + Sync + 'static` into `ToolError`, as into a boxed error (and `ToolError::new(e.to_string())` takes a boxed one)",
+        )),
         Output::Result { .. } => {}
     }
 
@@ -403,6 +414,28 @@ fn check_signature(tool: &ToolFn, place: Place, errors: &mut Vec<syn::Error>) {
                 ));
                 continue;
             }
+            Role::Wrapped { what, wrapper } => {
+                let (name, how) = match *what {
+                    "AbortSignal" => (
+                        "signal: AbortSignal",
+                        "where nothing can cancel the call, the signal never fires",
+                    ),
+                    "OnUpdate" => (
+                        "on_update: OnUpdate<D>",
+                        "where nobody listens, the updates are dropped",
+                    ),
+                    _ => (
+                        "ctx: ExtensionContext",
+                        "where no session runs the tool, the context is a detached one",
+                    ),
+                };
+                errors.push(error_at(
+                    &arg.ty,
+                    format!("`{what}` is not optional: every call gets one"),
+                    format!("take `{name}` without `{wrapper}<..>`: {how}"),
+                ));
+                continue;
+            }
             // rustc reports the missing generic itself (see `ToolFn::defers_to_rustc`).
             Role::BareOnUpdate => continue,
             Role::Params => {
@@ -450,6 +483,26 @@ fn check_signature(tool: &ToolFn, place: Place, errors: &mut Vec<syn::Error>) {
         last_position = position;
         last_role = arg.role.describe();
     }
+}
+
+/// Whether a params argument is written with a lifetime (`WordCountParams<'_>`), which
+/// `check` reports.
+pub fn borrows_in_params(tool: &ToolFn) -> bool {
+    tool.args
+        .iter()
+        .any(|arg| matches!(arg.role, Role::Params) && lifetime_in(&arg.ty).is_some())
+}
+
+/// `Box<dyn ...>`: a boxed trait object (`Box<dyn std::error::Error + Send + Sync>`).
+fn is_boxed_dyn(ty: &syn::Type) -> bool {
+    let syn::Type::Path(p) = ty else {
+        return false;
+    };
+    p.path.segments.last().is_some_and(|seg| {
+        seg.ident == "Box"
+            && matches!(&seg.arguments, syn::PathArguments::AngleBracketed(a)
+                if matches!(a.args.first(), Some(syn::GenericArgument::Type(syn::Type::TraitObject(_)))))
+    })
 }
 
 /// The first lifetime argument in a type (`'a` in `Note<'a>`, `'_` in `Note<'_>`).

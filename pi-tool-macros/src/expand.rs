@@ -127,7 +127,9 @@ pub fn tool(
         Role::Signal => quote!(__signal),
         Role::Context => quote!(__ctx),
         Role::OnUpdate(_) => quote!(__on_update),
-        Role::Text | Role::ByReference { .. } | Role::BareOnUpdate => quote!(),
+        Role::Text | Role::ByReference { .. } | Role::BareOnUpdate | Role::Wrapped { .. } => {
+            quote!()
+        }
     });
     // `OnUpdate<D>` must be the tool's own details type: checked by a bound spanned on
     // the user's `OnUpdate<D>`, with `SameDetails`' message.
@@ -210,6 +212,9 @@ pub fn tool(
 
                 impl #struct_ident {
                     #[doc = #new_doc]
+                    // A private state type stays private: the tool is reachable only
+                    // where the state is.
+                    #[allow(private_interfaces)]
                     #vis fn new(state: #p::Arc<#self_ty>) -> Self {
                         #struct_ident { state }
                     }
@@ -287,6 +292,17 @@ pub fn fn_struct_ident(function: &Ident) -> Ident {
         &crate::names::upper_camel(&function.to_string()),
         function.span(),
     )
+}
+
+/// The visibility of a `#[pi_tools]` method's tool struct and accessor: `pub`, as
+/// `tools()` is, for a method written without one (the method is the tool's body, the
+/// accessor its interface, and tests in `tests/` call it); a method's own `pub(...)`
+/// keeps the tool as restricted as the method.
+pub fn tool_visibility(method: &Visibility) -> Visibility {
+    match method {
+        Visibility::Inherited => syn::parse_quote!(pub),
+        restricted => restricted.clone(),
+    }
 }
 
 /// One tool of a `#[pi_tools]` block, for the accessors.

@@ -83,6 +83,28 @@ pub fn accessors(
     }
 }
 
+/// A tool function whose params type is written with a lifetime (`WordCountParams<'_>`),
+/// as the fallback emits it: `#[pi_tool::params]` emits that type without its lifetime
+/// parameters, so the signature as written would add rustc's errors to the one on the
+/// lifetime. The lifetime arguments are left out, and the function is made a plain `fn`
+/// (where a type that keeps its lifetime parameters may elide them) whose body is still
+/// type-checked, as an `async` block of the declared output type, so that what it uses
+/// stays used.
+pub fn without_params_lifetimes(sig: &mut syn::Signature, block: &mut syn::Block) {
+    crate::ast::strip_params_lifetimes(sig);
+    sig.asyncness = None;
+    let output = match &sig.output {
+        syn::ReturnType::Default => quote!(()),
+        syn::ReturnType::Type(_, ty) => quote!(#ty),
+    };
+    let body = &*block;
+    *block = syn::parse_quote! {{
+        fn __typed<F: ::core::future::Future<Output = R>, R>(_: F) {}
+        __typed::<_, #output>(async move #body);
+        loop {}
+    }};
+}
+
 /// The item as written, the stand-ins, and every error.
 pub fn emit(item: TokenStream, stubs: TokenStream, errors: Vec<syn::Error>) -> TokenStream {
     let errors = errors.into_iter().map(|e| e.into_compile_error());

@@ -9,8 +9,12 @@ use crate::ast::{Place, ToolFn};
 use crate::error::{error, first_token_span};
 use crate::{attr, check, expand, fallback, krate};
 
-/// The expansion of `#[pi_tool(args)]` on `input`.
-pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
+/// The expansion of `#[pi_tool(args)]` on `input`, through `home` unless a `crate` key
+/// says otherwise.
+pub fn expand(args: TokenStream, input: TokenStream, home: krate::Home) -> TokenStream {
+    if attr::is_import_use(&args) {
+        return TokenStream::new();
+    }
     let item: syn::ItemFn = match syn::parse2(input.clone()) {
         Ok(item) => item,
         Err(_) => {
@@ -23,7 +27,7 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
         }
     };
     let (args, mut errors) = attr::parse_args(args, attr::PI_TOOL_SYNTAX);
-    let stub_krate = krate::given(&args).unwrap_or_else(krate::default_path);
+    let stub_krate = krate::given(&args).unwrap_or_else(|| home.path());
     let tool = ToolFn::from_signature(&item.sig);
     let spec = check::check(args, &item.attrs, &tool, Place::Free, &mut errors);
     let struct_ident = expand::fn_struct_ident(&item.sig.ident);
@@ -34,7 +38,7 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
             errors,
         ),
         Some(spec) if errors.is_empty() => {
-            let krate = spec.krate.clone().unwrap_or_else(krate::default_path);
+            let krate = spec.krate.clone().unwrap_or_else(|| home.path());
             let generated = expand::tool(
                 &tool,
                 &spec,
@@ -51,6 +55,13 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
                 fallback::stub(&item.vis, &struct_ident, &stub_krate)
             } else {
                 TokenStream::new()
+            };
+            let input = if check::borrows_in_params(&tool) {
+                let mut item = item;
+                fallback::without_params_lifetimes(&mut item.sig, &mut item.block);
+                quote!(#item)
+            } else {
+                input
             };
             fallback::emit(input, stub, errors)
         }

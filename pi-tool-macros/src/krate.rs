@@ -11,24 +11,17 @@
 //! `"my::reexport::pi_tool"`). Its tokens keep the string's span, so a path that does not
 //! resolve is reported by rustc on the user's string.
 
-use proc_macro2::TokenStream;
 use syn::parse::Parser;
 use syn::{Expr, Lit, LitStr, Path};
 
 use crate::attr::Arg;
 use crate::error::{error, error_at};
-use crate::keys::KEYS;
-use crate::names;
 
-thread_local! {
-    /// The crate whose re-export of the macro is expanding: `pi_tool`, or `pi_tool_core`
-    /// for a tool pack that depends on the core alone. A proc macro cannot see the path it
-    /// was invoked through, so each crate re-exports its own entry point ([`Home`]).
-    static HOME: std::cell::Cell<Home> = const { std::cell::Cell::new(Home::PiTool) };
-}
-
-/// Which crate's re-export of a macro is expanding.
-#[derive(Clone, Copy)]
+/// The crate whose macro is expanding: `pi_tool`, or `pi_tool_core` for a tool pack that
+/// depends on the core alone. A proc macro cannot see the path it was invoked through,
+/// so each crate re-exports its own entry point, which passes its `Home` down the
+/// pipeline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Home {
     /// `pi_tool::pi_tool` and friends.
     PiTool,
@@ -36,20 +29,22 @@ pub enum Home {
     Core,
 }
 
-/// Runs one expansion with `home` as the default crate path.
-pub fn expanding_from<T>(home: Home, expand: impl FnOnce() -> T) -> T {
-    let before = HOME.with(|h| h.replace(home));
-    let out = expand();
-    HOME.with(|h| h.set(before));
-    out
-}
+impl Home {
+    /// Where generated code finds pi-tool when no `crate` key is given.
+    pub fn path(self) -> Path {
+        match self {
+            Home::PiTool => syn::parse_quote!(::pi_tool),
+            Home::Core => syn::parse_quote!(::pi_tool_core),
+        }
+    }
 
-/// Where generated code finds pi-tool when no `crate` key is given: the crate whose
-/// re-export of the macro is expanding.
-pub fn default_path() -> Path {
-    match HOME.with(std::cell::Cell::get) {
-        Home::PiTool => syn::parse_quote!(::pi_tool),
-        Home::Core => syn::parse_quote!(::pi_tool_core),
+    /// The module of `__private` whose glob brings this crate's `#[pi_tool]` (see
+    /// `attr::import_uses`).
+    pub fn attribute_module(self) -> &'static str {
+        match self {
+            Home::PiTool => "pi_tool_attribute",
+            Home::Core => "core_pi_tool_attribute",
+        }
     }
 }
 
@@ -101,118 +96,4 @@ fn bad_path(lit: &LitStr) -> syn::Error {
         format!("`\"{text}\"` is not a path to a crate"),
         help,
     )
-}
-
-/// The arguments of `#[pi_tools(...)]`: nothing, or `crate = "..."`.
-pub fn block_args(tokens: TokenStream) -> (Option<Path>, Vec<syn::Error>) {
-    crate_only_args(
-        tokens,
-        "#[pi_tools] takes one key, `crate = \"...\"` (for a renamed pi-tool dependency), for example #[pi_tools(crate = \"pt\")]",
-        block_key_error,
-    )
-}
-
-/// The arguments of an attribute whose only key is `crate = "..."` (`#[pi_tools]`,
-/// `#[params]`); `other_key` words the error for any other key.
-pub fn crate_only_args(
-    tokens: TokenStream,
-    syntax_help: &str,
-    other_key: fn(&syn::Ident, &str) -> syn::Error,
-) -> (Option<Path>, Vec<syn::Error>) {
-    let (args, mut errors) = crate::attr::parse_args(tokens, syntax_help);
-    let mut krate = None;
-    let mut seen = false;
-    for Arg { key, value } in args {
-        let key_name = key.to_string();
-        if key_name != "crate" {
-            errors.push(other_key(&key, &key_name));
-            continue;
-        }
-        let Some(value) = value else {
-            errors.push(error(
-                key.span(),
-                "`crate` needs a value",
-                "write `crate = \"pt\"`: the path your code uses for pi-tool",
-            ));
-            continue;
-        };
-        if seen {
-            errors.push(error(
-                key.span(),
-                "`crate` is given twice",
-                "remove one of the `crate = ...` entries",
-            ));
-            continue;
-        }
-        seen = true;
-        krate = path(&value, &mut errors);
-    }
-    (krate, errors)
-}
-
-/// Any key but `crate` on `#[pi_tools]`: a method's key put on the block, or a typo.
-fn block_key_error(key: &syn::Ident, key_name: &str) -> syn::Error {
-    if KEYS.contains(&key_name) {
-        return error(
-            key.span(),
-            format!("`{key_name}` goes on a method's #[pi_tool(...)], not on #[pi_tools]"),
-            format!(
-                "#[pi_tools] takes only `crate = \"...\"`; write #[pi_tool({key_name} = ...)] above the tool method"
-            ),
-        );
-    }
-    let help = match names::closest(key_name, KEYS) {
-        Some("crate") => "did you mean `crate`?".to_owned(),
-        Some(suggestion) => format!(
-            "did you mean `{suggestion}`? It goes on each method's #[pi_tool(...)]; #[pi_tools] takes only `crate = \"...\"`"
-        ),
-        None => "#[pi_tools] takes only `crate = \"...\"` (the path to a renamed pi-tool dependency); the tool keys go on each method's #[pi_tool(...)]".to_owned(),
-    };
-    error(
-        key.span(),
-        format!("unknown key `{key_name}` for #[pi_tools]"),
-        help,
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use quote::quote;
-
-    use super::block_args;
-
-    fn messages(tokens: proc_macro2::TokenStream) -> Vec<String> {
-        block_args(tokens).1.iter().map(|e| e.to_string()).collect()
-    }
-
-    #[test]
-    fn block_arguments() {
-        let (path, errors) = block_args(quote!(crate = "my::reexport::pi_tool"));
-        assert!(errors.is_empty());
-        let path = path.expect("a path");
-        assert_eq!(quote!(#path).to_string(), "my :: reexport :: pi_tool");
-        assert!(block_args(quote!()).0.is_none());
-
-        let bare = messages(quote!(crate));
-        assert!(bare[0].starts_with("`crate` needs a value"), "{bare:?}");
-        let twice = messages(quote!(crate = "a", crate = "b"));
-        assert!(twice[0].starts_with("`crate` is given twice"), "{twice:?}");
-        let typo = messages(quote!(exec_mode = "parallel"));
-        assert!(typo[0].contains("did you mean `execution_mode`? It goes on each method's"));
-        let unknown = messages(quote!(colour));
-        assert!(unknown[0].starts_with("unknown key `colour` for #[pi_tools]"));
-        assert!(unknown[0].contains("takes only `crate = \"...\"`"));
-        let empty = messages(quote!(crate = ""));
-        assert!(
-            empty[0].starts_with("the `crate` path is empty"),
-            "{empty:?}"
-        );
-        let generic = messages(quote!(crate = "pt<T>"));
-        assert!(generic[0].starts_with("`\"pt<T>\"` is not a path to a crate"));
-        let syntax = messages(quote!(crate = ));
-        assert!(
-            syntax[0].contains("#[pi_tools] takes one key"),
-            "{syntax:?}"
-        );
-    }
 }

@@ -10,7 +10,9 @@
 //! plus the errors when something is wrong. `free` runs that pipeline for `#[pi_tool]`,
 //! `block` for the methods of a `#[pi_tools]` impl block. `doc` turns rustdoc into the
 //! model-facing description. `krate` handles the `crate = "..."` key (the path to a
-//! renamed pi-tool), the only argument of `#[pi_tools]`. `params` is `#[params]` and
+//! renamed pi-tool) and the default path of each entry point (`pi_tool` or
+//! `pi_tool_core`); `only_crate` parses the arguments of the attributes whose only key it
+//! is (`#[pi_tools]`, `#[params]`, `#[output]`). `params` is `#[params]` and
 //! `#[output]`, which derive what a params or output type needs in one line. `pack` is
 //! what `tool_pack!` forwards to: the pack of its items and the check of their names.
 
@@ -26,33 +28,48 @@ mod free;
 mod keys;
 mod krate;
 mod names;
+mod only_crate;
 mod pack;
 mod params;
 
 use proc_macro::TokenStream;
 
+use krate::Home;
+
 #[doc = include_str!("../docs/pi_tool.md")]
 #[proc_macro_attribute]
 pub fn pi_tool(args: TokenStream, input: TokenStream) -> TokenStream {
-    free::expand(args.into(), input.into()).into()
+    free::expand(args.into(), input.into(), Home::PiTool).into()
 }
 
 #[doc = include_str!("../docs/pi_tools.md")]
 #[proc_macro_attribute]
 pub fn pi_tools(args: TokenStream, input: TokenStream) -> TokenStream {
-    block::expand(args.into(), input.into()).into()
+    block::expand(args.into(), input.into(), Home::PiTool).into()
 }
 
 #[doc = include_str!("../docs/params.md")]
 #[proc_macro_attribute]
 pub fn params(args: TokenStream, input: TokenStream) -> TokenStream {
-    params::expand(args.into(), input.into(), params::Kind::Params).into()
+    params::expand(
+        args.into(),
+        input.into(),
+        params::Kind::Params,
+        Home::PiTool,
+    )
+    .into()
 }
 
 #[doc = include_str!("../docs/output.md")]
 #[proc_macro_attribute]
 pub fn output(args: TokenStream, input: TokenStream) -> TokenStream {
-    params::expand(args.into(), input.into(), params::Kind::Output).into()
+    params::expand(
+        args.into(),
+        input.into(),
+        params::Kind::Output,
+        Home::PiTool,
+    )
+    .into()
 }
 
 /// The items of `pi_tool_core::tool_pack!`, which forwards here as
@@ -63,35 +80,45 @@ pub fn tool_pack_items(input: TokenStream) -> TokenStream {
     pack::expand(input.into()).into()
 }
 
-// The same three macros as re-exported by `pi_tool_core`: their generated code names
-// `::pi_tool_core`, so a tool pack that depends on the core alone needs no `crate` key.
+// The same four macros for a tool pack that depends on `pi-tool-core` alone, which
+// re-exports them as `pi_tool_core::{pi_tool, pi_tools, params, output}`: their generated
+// code names `::pi_tool_core`. A proc macro cannot see the path it was called through,
+// so the crate each entry point serves is its argument to the pipeline.
 
+/// `pi_tool_core::pi_tool`: [`pi_tool`](macro@pi_tool) for a pack on `pi-tool-core`
+/// alone (generated code names `::pi_tool_core` unless `crate = "..."` says otherwise).
+#[doc = ""]
 #[doc = include_str!("../docs/pi_tool.md")]
-#[doc(hidden)]
 #[proc_macro_attribute]
 pub fn core_pi_tool(args: TokenStream, input: TokenStream) -> TokenStream {
-    krate::expanding_from(krate::Home::Core, || pi_tool(args, input))
+    free::expand(args.into(), input.into(), Home::Core).into()
 }
 
+/// `pi_tool_core::pi_tools`: [`pi_tools`](macro@pi_tools) for a pack on `pi-tool-core`
+/// alone (generated code names `::pi_tool_core` unless `crate = "..."` says otherwise).
+#[doc = ""]
 #[doc = include_str!("../docs/pi_tools.md")]
-#[doc(hidden)]
 #[proc_macro_attribute]
 pub fn core_pi_tools(args: TokenStream, input: TokenStream) -> TokenStream {
-    krate::expanding_from(krate::Home::Core, || pi_tools(args, input))
+    block::expand(args.into(), input.into(), Home::Core).into()
 }
 
+/// `pi_tool_core::params`: [`params`](macro@params) for a pack on `pi-tool-core` alone
+/// (generated code names `::pi_tool_core` unless `crate = "..."` says otherwise).
+#[doc = ""]
 #[doc = include_str!("../docs/params.md")]
-#[doc(hidden)]
 #[proc_macro_attribute]
 pub fn core_params(args: TokenStream, input: TokenStream) -> TokenStream {
-    krate::expanding_from(krate::Home::Core, || params(args, input))
+    params::expand(args.into(), input.into(), params::Kind::Params, Home::Core).into()
 }
 
+/// `pi_tool_core::output`: [`output`](macro@output) for a pack on `pi-tool-core` alone
+/// (generated code names `::pi_tool_core` unless `crate = "..."` says otherwise).
+#[doc = ""]
 #[doc = include_str!("../docs/output.md")]
-#[doc(hidden)]
 #[proc_macro_attribute]
 pub fn core_output(args: TokenStream, input: TokenStream) -> TokenStream {
-    krate::expanding_from(krate::Home::Core, || output(args, input))
+    params::expand(args.into(), input.into(), params::Kind::Output, Home::Core).into()
 }
 
 #[cfg(test)]
@@ -106,6 +133,13 @@ mod tests {
     }
 
     fn free(args: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
+        free_from(crate::krate::Home::PiTool, args)
+    }
+
+    fn free_from(
+        home: crate::krate::Home,
+        args: proc_macro2::TokenStream,
+    ) -> proc_macro2::TokenStream {
         crate::free::expand(
             args,
             quote! {
@@ -115,10 +149,18 @@ mod tests {
                     Ok(String::new())
                 }
             },
+            home,
         )
     }
 
     fn block(args: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
+        block_from(crate::krate::Home::PiTool, args)
+    }
+
+    fn block_from(
+        home: crate::krate::Home,
+        args: proc_macro2::TokenStream,
+    ) -> proc_macro2::TokenStream {
         crate::block::expand(
             args,
             quote! {
@@ -130,18 +172,19 @@ mod tests {
                     }
                 }
             },
+            home,
         )
     }
 
     #[test]
     fn the_cores_reexports_name_the_core() {
         let home = crate::krate::Home::Core;
-        let one = crate::krate::expanding_from(home, || free(quote!()));
-        let many = crate::krate::expanding_from(home, || block(quote!()));
+        let one = free_from(home, quote!());
+        let many = block_from(home, quote!());
         assert!(all_through(&one, ":: pi_tool_core"), "{one}");
         assert!(all_through(&many, ":: pi_tool_core"), "{many}");
-        // The key still wins, and the next expansion is pi-tool's again.
-        let keyed = crate::krate::expanding_from(home, || free(quote!(crate = "pt")));
+        // The key still wins over the entry point.
+        let keyed = free_from(home, quote!(crate = "pt"));
         assert!(all_through(&keyed, "pt"), "{keyed}");
         assert!(all_through(&free(quote!()), ":: pi_tool"));
     }

@@ -22,6 +22,22 @@ pub fn upper_camel(ident: &str) -> String {
     out
 }
 
+/// `WordCount` -> `word_count`: a type's name as a field's.
+pub fn snake(ident: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in ident.chars().enumerate() {
+        if c.is_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.extend(c.to_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// The default label: `get_weather` -> `Get weather`, `getWeather` -> `Get weather`.
 pub fn humanise(name: &str) -> String {
     let mut words: Vec<String> = Vec::new();

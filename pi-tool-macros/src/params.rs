@@ -16,7 +16,7 @@ use quote::quote;
 use syn::{GenericArgument, Path, PathArguments, Type};
 
 use crate::error::{error, error_at};
-use crate::krate;
+use crate::{krate, only_crate};
 
 /// Which of the two attributes.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -40,7 +40,7 @@ impl Kind {
 /// are still added (with the default path), so that uses of the type add no error. A
 /// params type with a borrowed field is emitted with owned fields in its place (and no
 /// lifetime parameters), so that its uses compile and the one error is on the field.
-pub fn expand(args: TokenStream, input: TokenStream, kind: Kind) -> TokenStream {
+pub fn expand(args: TokenStream, input: TokenStream, kind: Kind, home: krate::Home) -> TokenStream {
     let attribute = kind.attribute();
     let syntax_help = format!(
         "#[{attribute}] takes nothing, or `crate = \"...\"` for a renamed pi-tool dependency, for example #[pi_tool::{attribute}(crate = \"pt\")]"
@@ -49,8 +49,8 @@ pub fn expand(args: TokenStream, input: TokenStream, kind: Kind) -> TokenStream 
         Kind::Params => params_key_error as fn(&syn::Ident, &str) -> syn::Error,
         Kind::Output => output_key_error,
     };
-    let (krate, mut errors) = krate::crate_only_args(args, &syntax_help, key_error);
-    let krate = krate.unwrap_or_else(krate::default_path);
+    let (krate, mut errors) = only_crate::crate_only_args(args, &syntax_help, key_error);
+    let krate = krate.unwrap_or_else(|| home.path());
     let mut item: syn::Item = match syn::parse2(input.clone()) {
         Ok(item @ (syn::Item::Struct(_) | syn::Item::Enum(_))) => item,
         _ => {
@@ -72,6 +72,11 @@ pub fn expand(args: TokenStream, input: TokenStream, kind: Kind) -> TokenStream 
         }
     };
     join_field_docs(&mut item);
+    if kind == Kind::Params
+        && let Some(error) = tuple_struct(&item)
+    {
+        errors.push(error);
+    }
     let field_checks = if kind == Kind::Params {
         check_fields(&mut item, &mut errors, &krate);
         route_fields(&mut item, &krate);
@@ -87,6 +92,42 @@ pub fn expand(args: TokenStream, input: TokenStream, kind: Kind) -> TokenStream 
         #item
         #field_checks
     }
+}
+
+/// A tuple struct as params (`struct Query(pub String);`): it derives, but serde reads
+/// it from what its one field is read from (a string, not the JSON object a model sends
+/// as a tool's arguments), so every call would fail. The error is on the fields, with
+/// the struct written with a named field.
+fn tuple_struct(item: &syn::Item) -> Option<syn::Error> {
+    let syn::Item::Struct(s) = item else {
+        return None;
+    };
+    let syn::Fields::Unnamed(fields) = &s.fields else {
+        return None;
+    };
+    let ident = s.ident.to_string();
+    let stem = ident.strip_suffix("Params").unwrap_or(&ident);
+    let field = match crate::names::snake(stem) {
+        name if name.is_empty() || syn::parse_str::<syn::Ident>(&name).is_err() => {
+            "value".to_owned()
+        }
+        name => name,
+    };
+    let ty = fields
+        .unnamed
+        .first()
+        .map(|f| {
+            let ty = &f.ty;
+            tidy(&quote!(#ty).to_string())
+        })
+        .unwrap_or_else(|| "String".to_owned());
+    Some(error_at(
+        fields,
+        "a params type is a struct with named fields: a model sends a tool's arguments as a JSON object",
+        format!(
+            "name the field, and the model sends `{{\"{field}\": ...}}`: `struct {ident} {{ {field}: {ty} }}`"
+        ),
+    ))
 }
 
 /// Each field's type checked against pi-tool's `ParamsField`, in a signature spanned on
