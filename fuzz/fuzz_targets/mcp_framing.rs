@@ -1,4 +1,4 @@
-//! pi-tool-mcp's stdio framing (`framing.rs`; the streamable-HTTP framing answers a
+//! pi-tool-mcp's stdio framing (`server/serve/io/framing.rs`; the streamable-HTTP framing answers a
 //! body with the same check): the line reader with its message limit, and the check
 //! that decides whether a line goes to rmcp or is answered here.
 //!

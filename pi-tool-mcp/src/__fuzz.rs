@@ -1,10 +1,10 @@
-//! The stdio framing's parsers of untrusted bytes (`framing.rs`), for the fuzz crate
+//! The stdio framing's parsers of untrusted bytes (`server/serve/io/framing.rs`), for the fuzz crate
 //! (`fuzz/`) only.
 //!
 //! cargo-fuzz builds every crate with `--cfg fuzzing`; lib.rs declares this module under
 //! that cfg alone, so no normal build, no docs and no public-API snapshot see it. The
 //! functions run the framing's own line reader and line check; the streamable-HTTP
-//! framing (`http_framing.rs`) answers a body with the same check.
+//! framing (`server/serve/http/framing.rs`) answers a body with the same check.
 
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};

@@ -97,6 +97,7 @@ pub use server::call::{CallEnd, CallOutcome};
 pub use server::input::{CallingClient, InputError};
 pub use server::prompts::{CompletionTarget, Completions, PromptError, PromptPack, PromptResult};
 pub use server::resources::{ReadResult, ResourceError, ResourcePack};
+pub use server::serve::http::limits::HttpLimits;
 pub use server::serve::io::{DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_PENDING_REQUESTS};
 pub use server::served::ServedTools;
 pub use server::tasks::{MemoryTaskStore, TaskStore, TaskStoreError};

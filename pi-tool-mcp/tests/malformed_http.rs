@@ -56,9 +56,11 @@ async fn post(address: std::net::SocketAddr, body: &[u8]) -> (u16, String) {
         body.len()
     );
     let (mut read, mut write) = stream.split();
+    // A body over the limit is refused before it is all sent: the server stops reading
+    // and closes, so the rest of the write may fail; the answer is what counts.
     let send = async {
         write.write_all(head.as_bytes()).await.unwrap();
-        write.write_all(body).await.unwrap();
+        let _ = write.write_all(body).await;
     };
     let mut answer = Vec::new();
     let receive = read.read_to_end(&mut answer);
@@ -105,11 +107,12 @@ async fn malformed_posts_get_json_rpc_answers_with_their_id() {
         r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"ok","arguments":{{"b":"{}"}}}}}}"#,
         "x".repeat(20 * 1024 * 1024)
     );
+    // Refused from its Content-Length, before a byte of it is read: no id to answer with.
     let answer = post(address, big.as_bytes()).await;
     assert_error(
         &answer,
-        200,
-        json!(3),
+        413,
+        Value::Null,
         -32700,
         "over the limit of 16777216 bytes",
     );

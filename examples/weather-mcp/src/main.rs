@@ -113,7 +113,26 @@ async fn serve(server: PackServer, http: Option<String>) -> Result<(), String> {
         .map_err(|error| format!("cannot listen on {address}: {error}"))?;
     let bound = listener.local_addr().map_err(|error| error.to_string())?;
     eprintln!("weather-mcp: serving MCP over streamable HTTP at http://{bound}/mcp");
-    server.serve_http(listener).await.map_err(|e| e.to_string())
+    server
+        .serve_http_until(listener, stop_signal())
+        .await
+        .map_err(|e| e.to_string())
+}
+
+/// Resolves on SIGTERM (a process manager's stop) or Ctrl-C: the HTTP server then stops
+/// accepting, lets running calls finish up to its grace, aborts the rest and exits 0.
+async fn stop_signal() {
+    #[cfg(unix)]
+    if let Ok(mut terminate) =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+    {
+        tokio::select! {
+            _ = terminate.recv() => {}
+            _ = tokio::signal::ctrl_c() => {}
+        }
+        return;
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }
 
 #[tokio::main]

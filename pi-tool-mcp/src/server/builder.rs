@@ -14,6 +14,7 @@ use super::call::CallEnd;
 use super::input::mcp_context;
 use super::prompts::{Completions, PromptPack};
 use super::resources::ResourcePack;
+use super::serve::http::limits::HttpLimits;
 use super::serve::io::{DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_PENDING_REQUESTS};
 use super::served::{Served, ServedTools, Wrap};
 use super::subscriptions::Subscriptions;
@@ -55,6 +56,7 @@ impl PackServer {
             stateless_http: false,
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
+            http_limits: HttpLimits::default(),
             resources: ResourcePack::new(),
             prompts: PromptPack::new(),
             completions: None,
@@ -222,6 +224,16 @@ impl PackServer {
     ) -> Self {
         self.allowed_origins
             .extend(origins.into_iter().map(Into::into));
+        self
+    }
+
+    /// The bounds of [`serve_http`](Self::serve_http): connections, the header-read
+    /// deadline, sessions, their idle expiry and the shutdown grace; see [`HttpLimits`]
+    /// for each default and what happens when it is reached. The request body's limit is
+    /// [`with_max_message_bytes`](Self::with_max_message_bytes).
+    #[must_use]
+    pub fn with_http_limits(mut self, limits: HttpLimits) -> Self {
+        self.http_limits = limits;
         self
     }
 

@@ -31,6 +31,7 @@ use tokio::sync::Semaphore;
 use self::call::CallEnd;
 use self::prompts::{Completions, PromptPack};
 use self::resources::ResourcePack;
+use self::serve::http::limits::HttpLimits;
 use self::served::Served;
 use self::subscriptions::Subscriptions;
 use self::tasks::Tasks;
@@ -74,6 +75,7 @@ pub struct PackServer {
     stateless_http: bool,
     allowed_hosts: Vec<String>,
     allowed_origins: Vec<String>,
+    http_limits: HttpLimits,
     resources: ResourcePack,
     prompts: PromptPack,
     completions: Option<Completions>,

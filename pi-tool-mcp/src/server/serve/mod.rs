@@ -4,9 +4,12 @@
 
 use std::sync::Arc;
 
+use std::future::Future;
+
+use self::http::accept::accept;
 use self::http::access::{BadEntry, HttpAccess};
-use self::http::framing::RequestBody;
 use self::http::layer::HttpLayer;
+use self::http::sessions::Sessions;
 use self::io::serve_framed;
 use super::PackServer;
 use super::subscriptions::Subscriptions;
@@ -46,7 +49,10 @@ impl PackServer {
         serve_framed(self, read, write, limit, pending).await
     }
 
-    /// Serves MCP's streamable HTTP transport on `listener` until the listener fails.
+    /// Serves MCP's streamable HTTP transport on `listener`, for as long as the task
+    /// runs (a failing `accept()` is logged and retried, not the end), within
+    /// [`with_http_limits`](Self::with_http_limits)' bounds;
+    /// [`serve_http_until`](Self::serve_http_until) also shuts down gracefully.
     /// Clients POST to any path (for example `http://127.0.0.1:8080/mcp`); each client
     /// session gets its own handler state, all sharing the same tools.
     ///
@@ -71,14 +77,31 @@ impl PackServer {
     ///
     /// Malformed messages get the answers [`serve_io`](Self::serve_io) gives, as JSON
     /// (HTTP 200 when the answer carries the request's id, 400 when it is `null`); a
-    /// body over [`with_max_message_bytes`](Self::with_max_message_bytes) is not kept.
+    /// body over [`with_max_message_bytes`](Self::with_max_message_bytes) is answered
+    /// 413 and not read further. A `DELETE` of a session the server does not hold is
+    /// 404, a session id that is not visible ASCII 400.
     pub async fn serve_http(self, listener: tokio::net::TcpListener) -> Result<(), ServeError> {
-        use hyper::body::Incoming;
+        self.serve_http_until(listener, std::future::pending())
+            .await
+    }
+
+    /// Serves as [`serve_http`](Self::serve_http) until `shutdown` resolves, then shuts
+    /// down gracefully and returns `Ok`: no new connection is accepted, each open one is
+    /// closed once its responses are written, and calls still running after
+    /// [`HttpLimits::shutdown_grace`](crate::HttpLimits::shutdown_grace) are aborted (their tools see the abort signal, and
+    /// their clients get the aborted result or a closed stream); then the sessions end.
+    /// A binary passes its SIGTERM or Ctrl-C here.
+    pub async fn serve_http_until(
+        self,
+        listener: tokio::net::TcpListener,
+        shutdown: impl Future<Output = ()> + Send,
+    ) -> Result<(), ServeError> {
         use rmcp::transport::streamable_http_server::{
             StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
         };
         let limit = self.max_message_bytes;
         let stateless = self.stateless_http;
+        let limits = self.http_limits.clone();
         let loopback = listener
             .local_addr()
             .map_err(|error| ServeError::Accept(error.to_string()))?
@@ -86,6 +109,24 @@ impl PackServer {
             .is_loopback();
         let access = HttpAccess::new(loopback, &self.allowed_hosts, &self.allowed_origins)
             .map_err(|BadEntry(error)| ServeError::Config(error))?;
+        let mut manager = LocalSessionManager::default();
+        // rmcp ends a session without requests for this long and forgets it.
+        manager.session_config.keep_alive = Some(limits.session_idle_timeout);
+        let manager = Arc::new(manager);
+        // The framing layer bounds the bodies it reads by the same limit.
+        let config = StreamableHttpServerConfig::default()
+            .with_max_request_body_bytes(limit)
+            .with_legacy_session_mode(!stateless)
+            // `http_access.rs` checks Host and Origin before rmcp sees a request.
+            .disable_allowed_hosts()
+            .disable_allowed_origins()
+            // rmcp's priming events all carry the id `0`, on every stream of a
+            // session, while its other events count from 0 too: without them event
+            // ids are unique per session. They invite a client to resume a stream,
+            // which this server does not keep (a closed call stream ends its call).
+            .with_sse_retry(None);
+        // Cancelled at the end of a shutdown's grace: every session, stream and call.
+        let everything = config.cancellation_token.clone();
         let service = StreamableHttpService::new(
             // Each client session: the same tools, its own subscriptions and log level.
             move || {
@@ -94,46 +135,23 @@ impl PackServer {
                 session.log_level = Arc::default();
                 Ok(session)
             },
-            Arc::new(LocalSessionManager::default()),
-            // The framing layer bounds the bodies it reads by the same limit.
-            StreamableHttpServerConfig::default()
-                .with_max_request_body_bytes(limit)
-                .with_legacy_session_mode(!stateless)
-                // `http_access.rs` checks Host and Origin before rmcp sees a request.
-                .disable_allowed_hosts()
-                .disable_allowed_origins()
-                // rmcp's priming events all carry the id `0`, on every stream of a
-                // session, while its other events count from 0 too: without them event
-                // ids are unique per session. They invite a client to resume a stream,
-                // which this server does not keep (a closed call stream ends its call).
-                .with_sse_retry(None),
+            manager.clone(),
+            config,
         );
         let http = Arc::new(HttpLayer {
             service,
             limit,
             access,
+            sessions: Sessions {
+                manager,
+                max: limits.max_sessions,
+                stateless,
+            },
         });
-        loop {
-            let (stream, _) = listener
-                .accept()
-                .await
-                .map_err(|error| ServeError::Accept(error.to_string()))?;
-            let http = http.clone();
-            let connection =
-                hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
-                    let http = http.clone();
-                    async move {
-                        Ok::<_, std::convert::Infallible>(
-                            http.serve(request.map(RequestBody::Streamed)).await,
-                        )
-                    }
-                });
-            tokio::spawn(async move {
-                // A client that drops its connection ends only that connection.
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(hyper_util::rt::TokioIo::new(stream), connection)
-                    .await;
-            });
-        }
+        accept(listener, http, &limits, shutdown, move || {
+            everything.cancel()
+        })
+        .await;
+        Ok(())
     }
 }

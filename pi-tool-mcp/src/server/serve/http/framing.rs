@@ -134,6 +134,16 @@ pub(crate) async fn check_request(
     if !ours_to_check(&request) {
         return Checked::Forward(Box::new(request));
     }
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.trim().parse::<u64>().ok());
+    if let Some(length) = declared.filter(|length| *length > limit as u64) {
+        // Refused before a byte of the body is read.
+        let length = usize::try_from(length).unwrap_or(usize::MAX);
+        return too_large(oversized_answer(&[], limit, length));
+    }
     let (parts, mut body) = request.into_parts();
     let mut read = Vec::new();
     let mut length = 0usize;
@@ -146,18 +156,10 @@ pub(crate) async fn check_request(
                 };
                 length = length.saturating_add(data.len());
                 if length > limit {
+                    // The rest is not read: hyper closes the connection after the answer.
                     let room = ID_SCAN_PREFIX.saturating_sub(read.len());
                     read.extend_from_slice(&data[..room.min(data.len())]);
-                    // Read the rest without keeping it: answering before the client has
-                    // sent its body can reset the connection and lose the answer.
-                    while let Some(Ok(frame)) =
-                        std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await
-                    {
-                        if let Ok(data) = frame.into_data() {
-                            length = length.saturating_add(data.len());
-                        }
-                    }
-                    return answer(oversized_answer(&read, limit, length));
+                    return too_large(oversized_answer(&read, limit, length));
                 }
                 read.extend_from_slice(&data);
             }
@@ -217,6 +219,15 @@ fn answer(response: serde_json::Value) -> Checked {
         StatusCode::OK
     };
     Checked::Answer(status, Some(Bytes::from(response.to_string())))
+}
+
+/// A body over the limit: 413, with the JSON-RPC error (and the id, when the part read
+/// shows it).
+fn too_large(response: serde_json::Value) -> Checked {
+    Checked::Answer(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        Some(Bytes::from(response.to_string())),
+    )
 }
 
 /// The HTTP response for [`Checked::Answer`].

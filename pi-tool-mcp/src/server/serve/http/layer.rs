@@ -14,6 +14,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use super::access::{HttpAccess, Refused};
 use super::framing::{Checked, RequestBody, ResponseBody, answer_response, check_request};
 use super::revision::{answer_batch, is_event_stream, priming_event};
+use super::sessions::{Refusal, Sessions};
 use crate::server::disconnect::{GuardedBody, tag};
 
 /// rmcp's streamable HTTP service of the sessions of `S`.
@@ -26,6 +27,7 @@ pub(crate) struct HttpLayer<S: ServerHandler + Send + 'static> {
     pub(crate) service: RmcpService<S>,
     pub(crate) limit: usize,
     pub(crate) access: HttpAccess,
+    pub(crate) sessions: Sessions,
 }
 
 impl<S: ServerHandler + Send + 'static> HttpLayer<S> {
@@ -36,6 +38,13 @@ impl<S: ServerHandler + Send + 'static> HttpLayer<S> {
     ) -> HttpResponse {
         if let Err(Refused(status, text)) = self.access.check(request.uri(), request.headers()) {
             return refused_response(status, text);
+        }
+        if let Some(refusal) = self
+            .sessions
+            .check(request.method(), request.headers())
+            .await
+        {
+            return refusal_response(refusal);
         }
         match check_request(request, self.limit, true).await {
             Checked::Batch(parts, items) => {
@@ -61,6 +70,17 @@ impl<S: ServerHandler + Send + 'static> HttpLayer<S> {
     async fn finish(&self, checked: Checked) -> HttpResponse {
         match checked {
             Checked::Forward(mut request) => {
+                let body = match request.body() {
+                    RequestBody::Read(body) => body.as_ref(),
+                    RequestBody::Streamed(_) => None,
+                };
+                let full = self
+                    .sessions
+                    .check_open(request.method(), request.headers(), body)
+                    .await;
+                if let Some(refusal) = full {
+                    return refusal_response(refusal);
+                }
                 let priming = priming_event(&request);
                 // A client that closes this response ends its call.
                 let gone = tag(&mut request);
@@ -91,6 +111,18 @@ fn batch_item(parts: &hyper::http::request::Parts, item: Bytes) -> hyper::Reques
     *request.headers_mut() = parts.headers.clone();
     request.headers_mut().remove(hyper::header::CONTENT_LENGTH);
     request
+}
+
+/// The answer to a request `sessions.rs` refused.
+fn refusal_response(refusal: Refusal) -> HttpResponse {
+    let mut response = answer_response(refusal.status, Some(refusal.body));
+    if let Some(seconds) = refusal.retry_after {
+        response.headers_mut().insert(
+            hyper::header::RETRY_AFTER,
+            hyper::header::HeaderValue::from(seconds),
+        );
+    }
+    response
 }
 
 /// The answer to a request `http_access.rs` refused: JSON-RPC's shape, with no id.

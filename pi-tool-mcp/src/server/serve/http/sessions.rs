@@ -1,0 +1,108 @@
+//! The session rules of the HTTP layer that rmcp does not have: a session id that is
+//! not readable is named as such (400), a `DELETE` of a session the server does not
+//! hold is 404, and a request that would open a session past
+//! [`HttpLimits::max_sessions`](crate::HttpLimits::max_sessions) is refused with 503 and
+//! `Retry-After` (see [`HttpLimits`](crate::HttpLimits) for why new sessions are
+//! refused rather than old ones evicted).
+
+use std::sync::Arc;
+
+use hyper::body::Bytes;
+use hyper::{HeaderMap, Method, StatusCode};
+use rmcp::transport::streamable_http_server::session::SessionManager;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use serde_json::{Value, json};
+
+/// How long a client refused at the session cap is asked to wait, in seconds.
+const RETRY_AFTER_SECONDS: u64 = 5;
+
+/// The sessions of one server, as the layer sees them.
+pub(crate) struct Sessions {
+    pub(crate) manager: Arc<LocalSessionManager>,
+    pub(crate) max: usize,
+    /// Without sessions (stateless HTTP) none of these rules apply.
+    pub(crate) stateless: bool,
+}
+
+/// An answer of this layer: status, JSON-RPC body, and `Retry-After` when set.
+pub(crate) struct Refusal {
+    pub(crate) status: StatusCode,
+    pub(crate) body: Bytes,
+    pub(crate) retry_after: Option<u64>,
+}
+
+fn error(id: Value, code: i64, message: &str) -> Bytes {
+    Bytes::from(
+        json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+            .to_string(),
+    )
+}
+
+impl Sessions {
+    /// The refusal of a request by its method and headers alone, if any.
+    pub(crate) async fn check(&self, method: &Method, headers: &HeaderMap) -> Option<Refusal> {
+        if self.stateless {
+            return None;
+        }
+        let header = headers.get("mcp-session-id")?;
+        let Ok(id) = header.to_str() else {
+            return Some(Refusal {
+                status: StatusCode::BAD_REQUEST,
+                body: error(
+                    Value::Null,
+                    -32600,
+                    "Bad Request: the Mcp-Session-Id header is not readable \
+                     (a session id is visible ASCII)",
+                ),
+                retry_after: None,
+            });
+        };
+        if method == Method::DELETE {
+            let held = self
+                .manager
+                .has_session(&Arc::from(id.trim()))
+                .await
+                .unwrap_or(false);
+            if !held {
+                return Some(Refusal {
+                    status: StatusCode::NOT_FOUND,
+                    body: error(Value::Null, -32001, "Session not found"),
+                    retry_after: None,
+                });
+            }
+        }
+        None
+    }
+
+    /// The refusal of a request that would open a session (a POST without a session
+    /// id) while the server holds its maximum; `body` is the message, for its id.
+    pub(crate) async fn check_open(
+        &self,
+        method: &Method,
+        headers: &HeaderMap,
+        body: Option<&Bytes>,
+    ) -> Option<Refusal> {
+        if self.stateless || method != Method::POST || headers.contains_key("mcp-session-id") {
+            return None;
+        }
+        if self.manager.sessions.read().await.len() < self.max {
+            return None;
+        }
+        let id = body
+            .and_then(|body| serde_json::from_slice::<Value>(body).ok())
+            .and_then(|message| message.get("id").cloned())
+            .unwrap_or(Value::Null);
+        Some(Refusal {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            body: error(
+                id,
+                -32000,
+                &format!(
+                    "Server busy: it holds its maximum of {} sessions; retry later",
+                    self.max
+                ),
+            ),
+            retry_after: Some(RETRY_AFTER_SECONDS),
+        })
+    }
+}
