@@ -85,7 +85,7 @@ pub fn summarise_message(message: &Message) -> Value {
 
 /// FORMAT.md §5.4.
 pub fn normalise_event(event: &AgentEvent) -> Value {
-    let kind = event.type_name();
+    let kind = event.name();
     match event {
         AgentEvent::AgentStart | AgentEvent::TurnStart => json!({"type": kind}),
         AgentEvent::AgentEnd { messages } => json!({

@@ -55,7 +55,7 @@ struct Trigger {
 }
 
 fn event_matches(on: &Value, event: &AgentEvent) -> bool {
-    if on.get("type").and_then(Value::as_str) != Some(event.type_name()) {
+    if on.get("type").and_then(Value::as_str) != Some(event.name()) {
         return false;
     }
     if let Some(id) = on.get("toolCallId")

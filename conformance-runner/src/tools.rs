@@ -226,7 +226,7 @@ impl DataTool {
         for step in self.steps(tool_call_id, params) {
             if let Some(payload) = step.get("update") {
                 match to_result(render(payload, params, tool_call_id)) {
-                    Ok(update) => on_update.call(update),
+                    Ok(update) => on_update.send(update),
                     Err(e) => tracing::warn!("{e}"),
                 }
             } else if let Some(ms) = step.get("sleepMs").and_then(Value::as_f64) {
@@ -243,7 +243,7 @@ impl DataTool {
                 let timer = tokio::spawn(async move {
                     tokio::time::sleep(Duration::from_secs_f64(ms.max(0.0) / 1000.0)).await;
                     if let Ok(update) = to_result(payload) {
-                        on_update.call(update);
+                        on_update.send(update);
                     }
                 });
                 self.host

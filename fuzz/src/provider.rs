@@ -138,7 +138,7 @@ pub fn run(api: Api, data: &[u8]) -> Vec<AssistantMessageEvent> {
 /// key.
 pub fn check_events(api: Api, key: &str, events: &[AssistantMessageEvent]) {
     let api = api.name();
-    let names: Vec<&str> = events.iter().map(|e| e.type_name()).collect();
+    let names: Vec<&str> = events.iter().map(|e| e.name()).collect();
     let Some(last) = events.last() else {
         panic!("{api}: the stream ended without any event");
     };
@@ -158,7 +158,7 @@ pub fn check_events(api: Api, key: &str, events: &[AssistantMessageEvent]) {
             assert!(
                 index < partial.content.len(),
                 "{api}: {} names block {index} of {}",
-                event.type_name(),
+                event.name(),
                 partial.content.len()
             );
         }
@@ -191,7 +191,7 @@ pub fn check_events(api: Api, key: &str, events: &[AssistantMessageEvent]) {
             assert!(!text.contains(key), "{api}: the key in an error: {text}");
             check_message(api, error);
         }
-        other => panic!("{api}: the last event is {}", other.type_name()),
+        other => panic!("{api}: the last event is {}", other.name()),
     }
 }
 

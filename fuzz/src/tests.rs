@@ -16,7 +16,7 @@ fn seed(target: &str, name: &str) -> Vec<u8> {
 }
 
 fn assert_done_with_text(events: &[AssistantMessageEvent], text: &str) {
-    let names: Vec<_> = events.iter().map(|e| e.type_name()).collect();
+    let names: Vec<_> = events.iter().map(|e| e.name()).collect();
     match events.last() {
         Some(AssistantMessageEvent::Done { message, .. }) => {
             let json = serde_json::to_string(&**message).unwrap();
@@ -53,7 +53,7 @@ fn an_error_status_ends_in_error() {
         &seed("openai_completions_stream", "http-500-text"),
     );
     assert_eq!(events.len(), 1);
-    assert_eq!(events[0].type_name(), "error");
+    assert_eq!(events[0].name(), "error");
 }
 
 #[test]
@@ -100,7 +100,7 @@ fn an_error_event_without_data_has_a_text() {
     let data = seed("anthropic_stream", "regression-empty-error-event-93b1e04f");
     let events = run(Api::Anthropic, &data);
     let Some(AssistantMessageEvent::Error { error, .. }) = events.last() else {
-        panic!("not an error: {:?}", events.last().map(|e| e.type_name()));
+        panic!("not an error: {:?}", events.last().map(|e| e.name()));
     };
     assert_eq!(
         error.error_message.as_deref(),

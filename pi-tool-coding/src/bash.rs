@@ -159,7 +159,7 @@ fn emit(on_update: &OnUpdate<Option<BashDetails>>, snapshot: Snapshot) {
         truncation: snapshot.truncation.truncated.then_some(snapshot.truncation),
         full_output_path: snapshot.full_output_path,
     };
-    on_update.call(AgentToolResult::new(
+    on_update.send(AgentToolResult::new(
         vec![Content::text(snapshot.content)],
         Some(details),
     ));
@@ -178,7 +178,7 @@ pub(crate) async fn run(
         None => params.command.clone(),
     };
     let mut output = OutputAccumulator::new(DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES, "pi-bash");
-    on_update.call(AgentToolResult::new(Vec::new(), None));
+    on_update.send(AgentToolResult::new(Vec::new(), None));
 
     let end = exec(
         &command,

@@ -57,7 +57,7 @@ impl AgentTool for PiShaped {
         let outer = std::mem::take(&mut call.on_update);
         if outer.is_listening() {
             call.on_update =
-                OnUpdate::new(move |update: JsonToolResult| outer.call(undefined_details(update)));
+                OnUpdate::new(move |update: JsonToolResult| outer.send(undefined_details(update)));
         }
         self.inner.execute(call).await.map(undefined_details)
     }

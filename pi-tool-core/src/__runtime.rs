@@ -7,5 +7,5 @@ pub mod js {
     pub use crate::js::*;
 }
 
-pub use crate::call::{format_duration, panic_message, panic_text};
+pub use crate::call::panic_text;
 pub use crate::context::SessionLink;

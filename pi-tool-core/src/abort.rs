@@ -3,7 +3,7 @@
 //!
 //! The agent owns one controller per run and hands every tool call a signal. Aborting
 //! does not interrupt a tool by itself (as in Pi): a tool observes the signal by checking
-//! it ([`AbortSignal::throw_if_aborted`]), by awaiting it ([`AbortSignal::aborted`]), or by
+//! it ([`AbortSignal::check`]), by awaiting it ([`AbortSignal::aborted`]), or by
 //! racing its work against it ([`AbortSignal::race`], [`AbortSignal::sleep`]).
 
 use std::future::Future;
@@ -76,8 +76,11 @@ impl AbortSignal {
         self.token.is_cancelled()
     }
 
-    /// `Err(ToolError::aborted())` once aborted (Pi's `signal.throwIfAborted()`).
-    pub fn throw_if_aborted(&self) -> Result<(), ToolError> {
+    /// `Err(ToolError::aborted())` once aborted, `Ok(())` before: `signal.check()?` at the
+    /// points where a tool may stop (Pi's `signal.throwIfAborted()`).
+    #[doc(alias = "throwIfAborted")]
+    #[doc(alias = "throw_if_aborted")]
+    pub fn check(&self) -> Result<(), ToolError> {
         if self.is_aborted() {
             Err(ToolError::aborted())
         } else {
@@ -93,7 +96,7 @@ impl AbortSignal {
     /// Runs `future` until it completes or the signal aborts, whichever is first; an
     /// abort drops the future and gives `Err(ToolError::aborted())`.
     pub async fn race<F: Future>(&self, future: F) -> Result<F::Output, ToolError> {
-        self.throw_if_aborted()?;
+        self.check()?;
         tokio::select! {
             biased;
             () = self.token.cancelled() => Err(ToolError::aborted()),
@@ -124,10 +127,10 @@ mod tests {
     async fn abort_is_seen_by_every_clone() {
         let controller = AbortController::new();
         let signal = controller.signal();
-        assert!(signal.throw_if_aborted().is_ok());
+        assert!(signal.check().is_ok());
         controller.abort();
         assert!(signal.clone().is_aborted());
-        assert!(signal.throw_if_aborted().unwrap_err().is_abort());
+        assert!(signal.check().unwrap_err().is_abort());
         signal.aborted().await;
     }
 

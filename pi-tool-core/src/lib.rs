@@ -8,12 +8,11 @@
 //! [`pi-tool`](https://docs.rs/pi-tool), which re-exports everything here at the same
 //! paths; hosts depend on it, packs do not need to.
 //!
-//! A pack of one tool, called the way every host calls it:
+//! A pack of one tool, called the way every host calls it, through [`CallPolicy::call`]:
 //!
 //! ```
 //! use pi_tool_core::pack::ToolPack;
-//! use pi_tool_core::schema::ArgumentLimits;
-//! use pi_tool_core::{AbortSignal, OnUpdate, ToolError, ToolInvocation, call_contained, json, pi_tool, tool_pack};
+//! use pi_tool_core::{AbortSignal, CallPolicy, OnUpdate, ToolError, ToolInvocation, json, pi_tool, tool_pack};
 //!
 //! /// The model's arguments; field docs become property descriptions.
 //! #[pi_tool_core::params]
@@ -40,14 +39,17 @@
 //! # async fn main() {
 //! let pack = pack();
 //! let tool = pack.get("add").unwrap();
+//! // What the host applies to every call: argument limits, a default timeout, secret
+//! // redaction, a result budget, the `execute_tool` span. The defaults are safe.
+//! let policy = CallPolicy::new();
 //! let args = json!({"a": 2, "b": "40"}); // Pi coerces "40" to the schema's integer
 //! let call = ToolInvocation::new("call_1", &args, AbortSignal::never(), OnUpdate::none());
-//! let result = call_contained(&**tool, call, &ArgumentLimits::default(), None).await.unwrap();
+//! let result = policy.call(&**tool, call).await.unwrap();
 //! assert_eq!(result.text_content(), "42");
 //!
 //! let args = json!({"a": 2});
 //! let call = ToolInvocation::new("call_2", &args, AbortSignal::never(), OnUpdate::none());
-//! let error = call_contained(&**tool, call, &ArgumentLimits::default(), None).await.unwrap_err();
+//! let error = policy.call(&**tool, call).await.unwrap_err();
 //! assert!(error.message().starts_with("Validation failed for tool \"add\":"));
 //! # }
 //! ```
@@ -131,9 +133,6 @@ pub use pi_tool_macros::{
 pub use async_trait::async_trait;
 pub use schemars::JsonSchema;
 pub use serde_json::{Value, json};
-
-#[doc(hidden)]
-pub use tracing as __tracing;
 
 /// The schemars version pi-tool generates schemas with. A params type deriving
 /// [`JsonSchema`] without its own schemars dependency names it:

@@ -168,6 +168,33 @@ pub fn check_tool_name(name: &str) -> Result<(), ToolNameError> {
     }
 }
 
+/// A name that [`check_tool_name`] accepts made from one it may not (a foreign tool's, an
+/// MCP server's): each character outside `[A-Za-z0-9_-]` becomes `_`, and a name that does
+/// not start with a letter or `_` gets a leading `_`. The length is left to the caller,
+/// which knows what to keep of a long name.
+///
+/// ```
+/// use pi_tool_core::pack::sanitize_tool_name;
+/// assert_eq!(sanitize_tool_name("files.read"), "files_read");
+/// assert_eq!(sanitize_tool_name("3d-render"), "_3d-render");
+/// ```
+pub fn sanitize_tool_name(name: &str) -> String {
+    let mut out: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if !out.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+        out.insert(0, '_');
+    }
+    out
+}
+
 /// The compile-time form of [`check_tool_name`], for generated code: panics (a compile
 /// error in a `const`) with the rule when `name` breaks it.
 #[doc(hidden)]

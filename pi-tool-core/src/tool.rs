@@ -267,9 +267,8 @@ impl<'a, P, D> ToolInvocation<'a, P, D> {
 /// and a tool cannot change what it borrows, so the copy Pi makes per call
 /// (`structuredClone`) is made only where something does change them (a coercion, a
 /// `prepare_arguments` shim, a `before_tool_call` hook). That is why `prepare_arguments`
-/// and `check_arguments` speak `Cow`: the copy and its frees were a sixth of a whole
-/// dispatch of `get_weather` from Pi's custom-tool page (`cargo bench -p weather-example --bench
-/// dispatch`; the table is in `examples/weather/benches/dispatch.rs`).
+/// and `check_arguments` speak `Cow`: a call whose arguments nothing changes copies
+/// nothing (`bench/README.md`, dispatch, has the measurement).
 #[doc(alias = "ToolDefinition")]
 #[async_trait]
 pub trait AgentTool: Send + Sync + 'static {

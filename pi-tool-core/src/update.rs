@@ -1,6 +1,6 @@
 //! Progress updates: Pi's `onUpdate` callback, typed.
 //!
-//! A tool calls [`OnUpdate::call`] with a partial [`AgentToolResult`] while it runs; the
+//! A tool calls [`OnUpdate::send`] with a partial [`AgentToolResult`] while it runs; the
 //! agent turns each into a `tool_execution_update` event. Updates are for hosts and UIs:
 //! only the final result reaches the model. Once the call has settled the callback is
 //! closed and later updates are dropped silently, as in Pi.
@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde::Serialize;
 
 use crate::details::JsonDetails;
-use crate::result::{AgentToolResult, JsonToolResult};
+use crate::result::AgentToolResult;
 
 type Callback<D> = dyn Fn(AgentToolResult<D>) + Send + Sync;
 
@@ -84,8 +84,10 @@ impl<D> OnUpdate<D> {
             .is_some_and(|inner| inner.open.load(Ordering::Acquire))
     }
 
-    /// Reports progress. Dropped silently when nobody listens or the call has settled.
-    pub fn call(&self, update: AgentToolResult<D>) {
+    /// Reports progress (Pi's `onUpdate(partialResult)`). Dropped silently when nobody
+    /// listens or the call has settled.
+    #[doc(alias = "onUpdate")]
+    pub fn send(&self, update: AgentToolResult<D>) {
         if let Some(inner) = &self.inner
             && inner.open.load(Ordering::Acquire)
         {
@@ -125,23 +127,17 @@ impl<D: 'static> OnUpdate<D> {
                 return;
             }
             match update.into_json_with(to_json) {
-                Ok(update) => json.call(update),
+                Ok(update) => json.send(update),
                 Err(error) => tracing::warn!(%error, "progress update dropped"),
             }
         })
     }
 }
 
-impl OnUpdate<Option<JsonDetails>> {
-    /// Sends an already-JSON update.
-    pub fn call_json(&self, update: JsonToolResult) {
-        self.call(update);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::result::JsonToolResult;
     use std::sync::Mutex;
 
     #[test]
@@ -151,10 +147,10 @@ mod tests {
         let on_update =
             OnUpdate::new(move |u: AgentToolResult<u32>| sink.lock().unwrap().push(u.details));
         let clone = on_update.clone();
-        on_update.call(AgentToolResult::text("a", 1));
-        clone.call(AgentToolResult::text("b", 2));
+        on_update.send(AgentToolResult::text("a", 1));
+        clone.send(AgentToolResult::text("b", 2));
         on_update.close();
-        clone.call(AgentToolResult::text("late", 3));
+        clone.send(AgentToolResult::text("late", 3));
         assert_eq!(*seen.lock().unwrap(), vec![1, 2]);
         assert!(!clone.is_listening());
     }
@@ -163,7 +159,7 @@ mod tests {
     fn none_is_a_no_op() {
         let on_update: OnUpdate<u32> = OnUpdate::none();
         assert!(!on_update.is_listening());
-        on_update.call(AgentToolResult::text("x", 1));
+        on_update.send(AgentToolResult::text("x", 1));
     }
 
     #[test]
@@ -172,9 +168,9 @@ mod tests {
         let sink = seen.clone();
         let json = OnUpdate::new(move |u: JsonToolResult| sink.lock().unwrap().push(u.to_json()));
         let typed: OnUpdate<u32> = OnUpdate::from_json(json.clone());
-        typed.call(AgentToolResult::text("x", 5));
+        typed.send(AgentToolResult::text("x", 5));
         json.close();
-        typed.call(AgentToolResult::text("late", 6));
+        typed.send(AgentToolResult::text("late", 6));
         assert_eq!(
             *seen.lock().unwrap(),
             vec![serde_json::json!({"content": [{"type": "text", "text": "x"}], "details": 5})]

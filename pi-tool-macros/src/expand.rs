@@ -180,8 +180,8 @@ pub fn tool(
     );
     let struct_name = struct_ident.to_string();
     // A unit struct: its name is its value, so it needs no `Clone`, `Copy` or `Default`.
-    // `Debug` is written out, not derived: the derives' four `#[inline]` impls per tool,
-    // each encoded in the crate's metadata, made a 200-tool crate's one-tool edit slower
+    // `Debug` is written out, not derived: the derive adds `#[inline]` impls per tool, each
+    // encoded in the crate's metadata, which a one-tool edit of a large pack re-encodes
     // (`bench/compile-time/README.md`). Through `::core`, as `derive` does, so
     // that a wrong `crate = "..."` path is reported once, on the attribute.
     let struct_def = match target {

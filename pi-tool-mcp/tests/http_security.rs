@@ -27,7 +27,7 @@ impl AgentTool for Ok {
     }
 
     async fn execute(&self, call: ToolInvocation<'_>) -> Result<JsonToolResult, ToolError> {
-        call.on_update.call(JsonToolResult::text("working", None));
+        call.on_update.send(JsonToolResult::text("working", None));
         Result::Ok(JsonToolResult::text("ok", None))
     }
 }

@@ -83,7 +83,7 @@ async fn hold(
     on_update: OnUpdate<u64>,
 ) -> Result<AgentToolResult<u64>, ToolError> {
     let _live = Live::enter(&HOLD_LIVE);
-    on_update.call(AgentToolResult::text("holding", 0));
+    on_update.send(AgentToolResult::text("holding", 0));
     signal.sleep(Duration::from_millis(params.ms)).await?;
     Ok(AgentToolResult::text("held", params.ms))
 }

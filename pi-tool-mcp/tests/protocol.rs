@@ -46,7 +46,7 @@ impl AgentTool for Steps {
         let _signal = call.signal;
         let on_update = call.on_update;
         for step in 1..=3 {
-            on_update.call(JsonToolResult::text(
+            on_update.send(JsonToolResult::text(
                 format!("step {step}"),
                 Some(json!(step).into()),
             ));

@@ -63,7 +63,7 @@ async fn work(
     let _live = Live::enter();
     for step in 1..=params.steps {
         signal.sleep(Duration::from_millis(params.step_ms)).await?;
-        on_update.call(AgentToolResult::text(format!("step {step}"), step));
+        on_update.send(AgentToolResult::text(format!("step {step}"), step));
     }
     Ok(AgentToolResult::text(
         format!("done by {}", std::process::id()),

@@ -30,7 +30,7 @@ async fn steps(
     on_update: OnUpdate<u32>,
 ) -> Result<AgentToolResult<u32>, ToolError> {
     for step in 1..=3 {
-        on_update.call(AgentToolResult::text(format!("step {step}"), step));
+        on_update.send(AgentToolResult::text(format!("step {step}"), step));
     }
     Ok(AgentToolResult::text(format!("noted: {}", params.note), 3))
 }

@@ -59,7 +59,7 @@ async fn run(calls: usize, mode: ToolExecutionMode, template: &FauxTurn) -> f64 
     if std::env::var_os("PHASES").is_some() {
         let t0 = Instant::now();
         agent.subscribe(move |e, _| {
-            let name = e.type_name();
+            let name = e.name();
             let id = e.tool_call_id().unwrap_or("");
             let edge = id == "call_0"
                 || id.ends_with("_99") && id.len() == 7

@@ -52,7 +52,7 @@ async fn get_weather(
     signal: AbortSignal,
     on_update: OnUpdate<()>,
 ) -> Result<AgentToolResult<()>, ToolError> {
-    on_update.call(AgentToolResult::text(
+    on_update.send(AgentToolResult::text(
         format!("Checking {}...", params.city),
         (),
     ));

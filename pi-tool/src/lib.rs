@@ -43,14 +43,14 @@
 //!     signal: AbortSignal,
 //!     on_update: OnUpdate<WeatherDetails>,
 //! ) -> Result<AgentToolResult<WeatherDetails>, ToolError> {
-//!     signal.throw_if_aborted()?;
+//!     signal.check()?;
 //!     let city = params.city.trim().to_owned();
 //!     let celsius = match city.to_lowercase().as_str() {
 //!         "paris" => 18,
 //!         "tokyo" => 24,
 //!         _ => return Err(ToolError::new(format!("Unsupported city: {city}"))),
 //!     };
-//!     on_update.call(AgentToolResult::text(
+//!     on_update.send(AgentToolResult::text(
 //!         format!("Checking {city}..."),
 //!         WeatherDetails { city: city.clone(), temperature: None },
 //!     ));
@@ -103,34 +103,25 @@
 //!
 //! # The model
 //!
-//! A tool call travels through three layers, each Pi's, each usable on its own:
+//! pi-tool is the runtime around the tool contract. The contract itself (the [`Tool`] and
+//! [`AgentTool`] traits, what crosses a call, the argument pipeline, packs, the safety
+//! helpers and the one call path, [`CallPolicy`]) is [`pi_tool_core`]'s, and its crate docs
+//! explain it; pi-tool re-exports all of it at the same paths, so a host needs one
+//! dependency. What pi-tool adds, each Pi's or pi-ai's:
 //!
-//! 1. **The tool contract.** Two traits: [`Tool`], typed, which `#[pi_tool]` implements,
-//!    and [`AgentTool`], Pi's `execute` at JSON level, object safe: hosts hold
-//!    `Arc<dyn AgentTool>`. Each call arrives as one [`ToolInvocation`] (Pi's
-//!    `toolCallId, params, signal, onUpdate` and, where a session runs it, the fifth
-//!    argument, the [`ExtensionContext`](context::ExtensionContext)); [`wrap_tool_definition`] is Pi's 5-to-4
-//!    adapter, binding a fresh context per call. One generic adapter
-//!    ([`IntoAgentTool`]) turns a typed tool into the JSON level, where a
-//!    result's typed details become [`JsonDetails`]: JSON text made once, parsed into a
-//!    `Value` only if someone reads it as one.
-//! 2. **The argument pipeline.** Each tool's [`ToolSchema`](schema::ToolSchema) is generated once (schemars,
-//!    normalised for every provider) and compiled once. The model's arguments are
-//!    untrusted: they go through `prepare_arguments`, Pi's null normalisation and
-//!    coercion, validation against exactly the schema the model saw, then serde. A
-//!    failure is an error result with Pi's text, so the model can retry. Arguments are
-//!    borrowed from the model's message all the way to `execute`, and copied only where a
-//!    step changes them.
-//! 3. **The runtime.** [`agent::Agent`] runs Pi's loop: batches of tool calls, parallel or
-//!    sequential, `before_tool_call` / `after_tool_call` hooks, abort, events.
-//!    [`session::AgentSession`] adds Pi's registry, extensions, active tools and system
-//!    prompt. Nothing escapes a tool: an error, a panic, a timeout or an abort becomes an
-//!    error tool result, and every call gets exactly one result.
+//! - [`model`]: pi-ai's layer, messages, the [`StreamFn`](model::StreamFn) a model is, and
+//!   its events; [`providers`] (cargo features) speak pi-ai 0.85.0's three wire APIs.
+//! - [`agent`]: Pi's loop. [`agent::Agent`] runs batches of tool calls, parallel or
+//!   sequential, with `before_tool_call` / `after_tool_call` hooks between the call path's
+//!   steps, abort and events. Nothing escapes a tool: an error, a panic, a timeout or an
+//!   abort becomes an error tool result, and every call gets exactly one result.
+//! - [`session`]: [`session::AgentSession`] adds Pi's registry, extensions, active tools
+//!   and system prompt.
+//! - [`testing`]: the faux model, one tool through the real call path in two lines, and
+//!   the check that every tool accepts what its own schema allows.
 //!
-//! Around them: [`pack`] ships tools as crates with unique names, [`profiles`] lowers
-//! schemas to each provider's dialect, [`safety`] has the helpers for paths, commands,
-//! result budgets and secrets. Where pi-tool deliberately differs from Pi,
-//! `docs/differences-from-pi.md` says so, each difference with its test.
+//! Where pi-tool deliberately differs from Pi, `docs/differences-from-pi.md` says so, each
+//! difference with its test.
 #![warn(missing_docs)]
 // docs.rs (`--cfg docsrs`, see Cargo.toml) badges each feature-gated item with its feature.
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -154,19 +145,11 @@ pub mod providers;
 pub mod session;
 pub mod testing;
 
-// The tool contract, from the core crate that tool packs depend on, at the same paths.
-pub use pi_tool_core::{
-    ABORTED_MESSAGE, AbortController, AbortSignal, AgentTool, AgentToolResult, CallFailure,
-    CallPolicy, CallSpan, Content, DynamicToolset, EmbeddedResource, IntoAgentTool, IntoToolResult,
-    Json, JsonDetails, JsonToolResult, NoDetails, NoParams, OnUpdate, ResourceLink, TaskSupport,
-    Tool, ToolAnnotations, ToolError, ToolErrorKind, ToolExecutionMode, ToolInvocation, ToolSpec,
-    ToolsetListener, ToolsetSubscription, call_contained, check_contained, execute_contained,
-    tool_pack, wrap_tool_definition,
-};
-pub use pi_tool_core::{bounds, context, pack, profiles, safety, schema};
-
-#[doc(hidden)]
-pub use pi_tool_core::__private;
+// The tool contract: everything the core exports, at the same paths, in one line so that
+// the list cannot drift. The items below shadow the glob where pi-tool adds to the core:
+// the macros name `::pi_tool` in their generated code, and `model` adds pi-ai's layer to
+// the core's `Model` descriptor.
+pub use pi_tool_core::*;
 
 // JavaScript semantics, one copy in the core; the providers (behind features) use it.
 #[allow(unused_imports)]
@@ -177,16 +160,3 @@ pub(crate) use pi_tool_core::__runtime::js;
 pub mod __fuzz;
 
 pub use pi_tool_macros::{output, params, pi_tool, pi_tools};
-
-pub use pi_tool_core::JsonSchema;
-/// Re-exported so that tool crates need no direct dependency on them.
-pub use pi_tool_core::async_trait;
-pub use pi_tool_core::{Value, json};
-
-#[doc(hidden)]
-pub use pi_tool_core::__tracing;
-
-/// The schemars version pi-tool generates schemas with. A params type deriving
-/// [`JsonSchema`] without its own schemars dependency names it:
-/// `#[schemars(crate = "pi_tool::schemars")]`.
-pub use pi_tool_core::schemars;

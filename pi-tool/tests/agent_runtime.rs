@@ -137,7 +137,7 @@ async fn no_orphaned_tool_calls_after_an_abort_in_a_sequential_batch() {
     let events = events.lock().unwrap();
     let ends = events
         .iter()
-        .filter(|e| e.type_name() == "tool_execution_end")
+        .filter(|e| e.name() == "tool_execution_end")
         .count();
     assert_eq!(ends, 3, "every call gets start and end");
     // The follow-up request (with the aborted signal) carries all three results.
@@ -168,13 +168,13 @@ async fn a_failing_or_panicking_listener_does_not_fail_the_run() {
             }))]),
     );
     agent.subscribe(|event, _| {
-        if event.type_name() == "tool_execution_end" {
+        if event.name() == "tool_execution_end" {
             return Err("listener failed".into());
         }
         Ok(())
     });
     agent.subscribe(|event, _| {
-        if event.type_name() == "tool_execution_start" {
+        if event.name() == "tool_execution_start" {
             panic!("listener panicked");
         }
         Ok(())
@@ -189,7 +189,7 @@ async fn a_failing_or_panicking_listener_does_not_fail_the_run() {
         ]
     );
     let events = events.lock().unwrap();
-    assert_eq!(events.last().map(AgentEvent::type_name), Some("agent_end"));
+    assert_eq!(events.last().map(AgentEvent::name), Some("agent_end"));
     assert_eq!(agent.error_message(), None);
     assert!(!agent.is_streaming());
 }
@@ -593,10 +593,10 @@ async fn listeners_subscribed_or_removed_by_a_listener_take_effect_within_the_ev
     let early_id: Arc<Mutex<Option<pi_tool::agent::ListenerId>>> = Arc::default();
     let (handle, late_sink, early_slot) = (agent.clone(), late.clone(), early_id.clone());
     agent.subscribe(move |event, _| {
-        if event.type_name() == "tool_execution_start" {
+        if event.name() == "tool_execution_start" {
             let sink = late_sink.clone();
             handle.subscribe(move |event, _| {
-                sink.lock().unwrap().push(event.type_name());
+                sink.lock().unwrap().push(event.name());
                 Ok(())
             });
             if let Some(id) = early_slot.lock().unwrap().take() {
@@ -607,7 +607,7 @@ async fn listeners_subscribed_or_removed_by_a_listener_take_effect_within_the_ev
     });
     let early_sink = early.clone();
     *early_id.lock().unwrap() = Some(agent.subscribe(move |event, _| {
-        early_sink.lock().unwrap().push(event.type_name());
+        early_sink.lock().unwrap().push(event.name());
         Ok(())
     }));
     agent.prompt("go").await.unwrap();

@@ -195,7 +195,7 @@ async fn last_event(
         .stream(model, &hello(), options)
         .collect()
         .await;
-    let kinds = events.iter().map(|e| e.type_name()).collect();
+    let kinds = events.iter().map(|e| e.name()).collect();
     match events.last() {
         Some(AssistantMessageEvent::Done { message, .. }) => (kinds, message.clone()),
         Some(AssistantMessageEvent::Error { error, .. }) => (kinds, error.clone()),
@@ -289,8 +289,8 @@ async fn aborts_read_as_pi_ai_reports_them() {
     let mut kinds = Vec::new();
     let mut last = None;
     while let Some(event) = stream.next().await {
-        kinds.push(event.type_name());
-        if event.type_name() == "text_start" {
+        kinds.push(event.name());
+        if event.name() == "text_start" {
             controller.abort();
         }
         last = Some(event);
@@ -382,7 +382,7 @@ async fn a_local_llama_server_answers() {
         .stream(&model, &hello(), options)
         .collect()
         .await;
-    let kinds: Vec<_> = events.iter().map(|e| e.type_name()).collect();
+    let kinds: Vec<_> = events.iter().map(|e| e.name()).collect();
     let Some(AssistantMessageEvent::Done { message, .. }) = events.last() else {
         panic!("{events:?}");
     };

@@ -54,7 +54,7 @@ pub async fn get_weather(
     signal: AbortSignal,
     on_update: OnUpdate<WeatherDetails>,
 ) -> Result<AgentToolResult<WeatherDetails>, ToolError> {
-    signal.throw_if_aborted()?;
+    signal.check()?;
     let city = params.city.trim().to_owned();
     let unit = params.unit.unwrap_or(Unit::Celsius);
     let celsius: i64 = match city.to_lowercase().as_str() {
@@ -68,7 +68,7 @@ pub async fn get_weather(
         unit,
         temperature,
     };
-    on_update.call(AgentToolResult::text(
+    on_update.send(AgentToolResult::text(
         format!("Checking {city}..."),
         details("lookup", None),
     ));

@@ -200,7 +200,7 @@ async fn collect(
 }
 
 fn kinds(events: &[AssistantMessageEvent]) -> Vec<&'static str> {
-    events.iter().map(|e| e.type_name()).collect()
+    events.iter().map(|e| e.name()).collect()
 }
 
 fn final_error(events: &[AssistantMessageEvent]) -> (StopReason, String) {
@@ -351,7 +351,7 @@ async fn retries_a_429_only_when_asked() {
     let mut opts = options();
     opts.max_retries = Some(1);
     let events = collect(&Providers::new(), &model(&base), opts).await;
-    assert_eq!(events.last().map(|e| e.type_name()), Some("done"));
+    assert_eq!(events.last().map(|e| e.name()), Some("done"));
     assert_eq!(seen.lock().expect("log").len(), 2);
 }
 
@@ -391,7 +391,7 @@ async fn an_abort_mid_stream_finishes_the_blocks_then_reports_aborted() {
         .await
         .expect("an event")
     {
-        if event.type_name() == "text_delta" {
+        if event.name() == "text_delta" {
             controller.abort();
         }
         events.push(event);
@@ -439,7 +439,7 @@ async fn without_a_key_the_stream_names_the_variable_unless_a_header_authorises(
     opts.headers
         .insert("Authorization".into(), Some("Bearer gateway-token".into()));
     let events = collect(&Providers::new(), &m, opts).await;
-    assert_eq!(events.last().map(|e| e.type_name()), Some("done"));
+    assert_eq!(events.last().map(|e| e.name()), Some("done"));
     let request = seen.lock().expect("log")[0].clone();
     assert_eq!(
         request.header("authorization").as_deref(),

@@ -204,7 +204,7 @@ async fn call(
     let mut events = Vec::new();
     let run = async {
         while let Some(event) = stream.next().await {
-            if abort_on == Some(event.type_name()) {
+            if abort_on == Some(event.name()) {
                 controller.abort();
             }
             events.push(event);
@@ -222,7 +222,7 @@ async fn call(
 }
 
 fn kinds(events: &[AssistantMessageEvent]) -> Vec<&'static str> {
-    events.iter().map(|e| e.type_name()).collect()
+    events.iter().map(|e| e.name()).collect()
 }
 
 fn text_of(message: &AssistantMessage) -> Vec<&str> {

@@ -315,7 +315,7 @@ async fn run(api: Api, port: u16, options: StreamOptions, bound: Duration) -> En
     let mut last = None;
     let drain = async {
         while let Some(event) = stream.next().await {
-            kinds.push(event.type_name());
+            kinds.push(event.name());
             last = Some(event);
         }
     };

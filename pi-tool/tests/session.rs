@@ -854,13 +854,13 @@ async fn the_store_keeps_the_transcript_and_subscribers_see_agent_events() {
     let sink = types.clone();
     let id = session.subscribe(move |event| {
         if let SessionEvent::Agent(e) = event {
-            sink.lock().unwrap().push(e.type_name());
+            sink.lock().unwrap().push(e.name());
         }
     });
     session.prompt("hi").await.unwrap();
     session.unsubscribe(id);
     let stored: Vec<&str> = session
-        .session_manager()
+        .transcript()
         .messages()
         .iter()
         .map(Message::role)

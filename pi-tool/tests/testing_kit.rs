@@ -49,7 +49,7 @@ async fn count(
     assert!(!params.explode, "asked to explode at {}", params.to);
     signal.sleep(Duration::from_millis(params.sleep_ms)).await?;
     for at in 1..params.to {
-        on_update.call(AgentToolResult::text(format!("{at}..."), Counted { at }));
+        on_update.send(AgentToolResult::text(format!("{at}..."), Counted { at }));
     }
     Ok(AgentToolResult::text(
         format!("counted to {}", params.to),
@@ -389,7 +389,7 @@ async fn every_catalogue_type_accepts_its_schema_but_the_merged_root_unions() {
     for (name, _) in catalogue::object_cases() {
         let tool = format!("check_{name}");
         let cases: Vec<_> = report
-            .outcomes
+            .calls
             .iter()
             .filter(|o| o.call.tool == tool)
             .collect();

@@ -30,7 +30,7 @@ async fn slow_echo(
     signal: AbortSignal,
     on_update: OnUpdate<()>,
 ) -> Result<AgentToolResult<()>, ToolError> {
-    on_update.call(AgentToolResult::text(
+    on_update.send(AgentToolResult::text(
         format!("echoing {}", params.text),
         (),
     ));

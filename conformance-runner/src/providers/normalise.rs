@@ -52,35 +52,10 @@ const SINGLE_VALUED: &[&str] = &[
     "user-agent",
 ];
 
-/// Pi's user agent on this machine, as Node builds it:
-/// `pi (<os.platform()> <os.release()>; <os.arch()>)`.
+/// Pi's user agent on this machine, as Node builds it; pi-tool's providers send the same
+/// (`pi_tool::providers::user_agent`), which the recordings compare.
 pub fn pi_user_agent() -> String {
-    let platform = match std::env::consts::OS {
-        "macos" => "darwin",
-        "windows" => "win32",
-        other => other,
-    };
-    let arch = match std::env::consts::ARCH {
-        "x86_64" => "x64",
-        "aarch64" => "arm64",
-        "x86" => "ia32",
-        "powerpc64" => "ppc64",
-        other => other,
-    };
-    format!("pi ({platform} {}; {arch})", os_release())
-}
-
-/// `os.release()`: the kernel release (`uname -r`).
-fn os_release() -> String {
-    if let Ok(release) = std::fs::read_to_string("/proc/sys/kernel/osrelease") {
-        return release.trim().to_owned();
-    }
-    std::process::Command::new("uname")
-        .arg("-r")
-        .output()
-        .ok()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
-        .unwrap_or_default()
+    pi_tool::providers::user_agent()
 }
 
 /// Replaces the server's port in a string.
@@ -171,9 +146,9 @@ pub fn message(m: &Value, port: u16) -> Value {
 
 /// One event, serialised with its snapshot, normalised (`normaliseEvent`).
 pub fn event(e: &AssistantMessageEvent, port: u16) -> Result<Value, String> {
-    let raw = serde_json::to_value(e).map_err(|err| format!("event {}: {err}", e.type_name()))?;
+    let raw = serde_json::to_value(e).map_err(|err| format!("event {}: {err}", e.name()))?;
     let Value::Object(map) = raw else {
-        return Err(format!("event {} is not an object", e.type_name()));
+        return Err(format!("event {} is not an object", e.name()));
     };
     Ok(Value::Object(
         map.iter()

@@ -100,7 +100,7 @@ pub async fn test_tool_with_progress(
         if step > 0 {
             signal.sleep(Duration::from_millis(50)).await?;
         }
-        on_update.call(AgentToolResult::text(
+        on_update.send(AgentToolResult::text(
             format!("Completed step {step} of 100"),
             NoDetails,
         ));
@@ -526,7 +526,7 @@ pub async fn slow_compute(
 ) -> Result<String, ToolError> {
     let seconds = params.seconds.clamp(0.0, 3_600.0);
     if seconds > 0.0 {
-        on_update.call(AgentToolResult::text("Computing", NoDetails));
+        on_update.send(AgentToolResult::text("Computing", NoDetails));
         signal.sleep(Duration::from_secs_f64(seconds)).await?;
     } else {
         // Yields once, so that even the immediate path runs as a task.

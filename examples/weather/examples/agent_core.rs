@@ -27,7 +27,7 @@ async fn main() {
             .tools(vec![GetWeather.into_agent_tool()]),
     );
     agent.subscribe(|event, _signal| {
-        println!("event: {}", event.type_name());
+        println!("event: {}", event.name());
         Ok(())
     });
     if let Err(error) = agent.prompt("What's the weather in Paris?").await {

@@ -43,7 +43,7 @@ async fn main() {
         eprintln!("{failed}");
         return;
     }
-    for message in session.session_manager().messages() {
+    for message in session.transcript().messages() {
         if let Some(r) = message.as_tool_result() {
             let text: String = r.content.iter().filter_map(|c| c.as_text()).collect();
             println!("toolResult {}: {text}", r.tool_name);

@@ -124,7 +124,7 @@ pub async fn lookup_weather(
     on_update: OnUpdate<WeatherDetails>,
     delay: Duration,
 ) -> Result<AgentToolResult<WeatherDetails>, ToolError> {
-    signal.throw_if_aborted()?;
+    signal.check()?;
 
     // The model's string is reused when it has nothing to trim (the usual case).
     let city = match params.city.trim() {
@@ -138,7 +138,7 @@ pub async fn lookup_weather(
 
     // The seed writes `onUpdate?.(...)`: without a listener the update is never built.
     if on_update.is_listening() {
-        on_update.call(AgentToolResult::text(
+        on_update.send(AgentToolResult::text(
             format!("Checking {city}..."),
             WeatherDetails {
                 phase: Phase::Lookup,

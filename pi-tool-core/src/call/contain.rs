@@ -149,7 +149,7 @@ pub fn panic_text(payload: &(dyn Any + Send), fallback: &str) -> String {
 
 /// The message of a panic payload (`panic!("...")` with or without arguments); `None` for
 /// any other payload.
-pub fn panic_message(payload: &(dyn Any + Send)) -> Option<&str> {
+pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> Option<&str> {
     payload
         .downcast_ref::<&str>()
         .copied()
@@ -157,7 +157,7 @@ pub fn panic_message(payload: &(dyn Any + Send)) -> Option<&str> {
 }
 
 /// A duration as the runtime spells it in messages: `30s`, `1500ms`.
-pub fn format_duration(d: Duration) -> String {
+pub(crate) fn format_duration(d: Duration) -> String {
     if d.subsec_nanos() == 0 {
         format!("{}s", d.as_secs())
     } else {

@@ -32,8 +32,8 @@ use crate::safety::{Redactor, ResultBudget};
 use crate::schema::ArgumentLimits;
 use crate::tool::{AgentTool, ToolInvocation};
 use crate::update::OnUpdate;
+pub use contain::panic_text;
 pub use contain::{call_contained, check_contained, execute_contained};
-pub use contain::{format_duration, panic_message, panic_text};
 pub use span::{CallFailure, CallSpan};
 
 /// How a host runs each tool call. Everything is off by default (Pi's behaviour) except
@@ -243,7 +243,7 @@ impl CallPolicy {
         let (span, policy) = (span.clone(), self.clone());
         OnUpdate::new(move |update: JsonToolResult| {
             span.record_update(&update, &policy);
-            on_update.call(update);
+            on_update.send(update);
         })
     }
 }

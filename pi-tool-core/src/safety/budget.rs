@@ -260,7 +260,7 @@ impl ResultBudget {
                 return;
             }
             budget.trim_content(&mut update.content, 0, Note::Progress);
-            on_update.call(update);
+            on_update.send(update);
         })
     }
 
@@ -682,10 +682,10 @@ mod tests {
             sink.lock().unwrap().push((u.text_content(), u.details));
         });
         let bounded = ResultBudget::new(1000, 2).bound_updates(inner.clone());
-        bounded.call(AgentToolResult::text("1\n2\n3\n4\n", 9));
-        bounded.call(AgentToolResult::text("ok", 10));
+        bounded.send(AgentToolResult::text("1\n2\n3\n4\n", 9));
+        bounded.send(AgentToolResult::text("ok", 10));
         inner.close();
-        bounded.call(AgentToolResult::text("late", 11));
+        bounded.send(AgentToolResult::text("late", 11));
         assert_eq!(
             *seen.lock().unwrap(),
             vec![

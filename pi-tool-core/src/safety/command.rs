@@ -229,7 +229,7 @@ impl Command {
     /// Fails when the program cannot be started, times out, or is aborted; a program
     /// that ran and exited non-zero is `Ok` with that status.
     pub async fn run(&self, signal: &AbortSignal) -> Result<CommandOutput, ToolError> {
-        signal.throw_if_aborted()?;
+        signal.check()?;
         if let Some(dir) = &self.current_dir
             && !tokio::fs::metadata(dir)
                 .await

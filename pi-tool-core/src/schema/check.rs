@@ -597,3 +597,26 @@ pub(crate) fn number(k: &Keywords, n: f64) -> bool {
         || k.minimum.is_some_and(|m| n < m)
         || k.multiple_of.is_some_and(|m| !is_multiple_of(n, m)))
 }
+
+/// Precomputes, after compiling, for every property schema, whether it rejects `null` (Pi asks
+/// `Compile(propertySchema).Check(null)` on every call; the answer never changes).
+pub(super) fn fill_null_rejection(compiled: &mut Compiled) {
+    let mut answers = Vec::with_capacity(compiled.nodes.len());
+    for node in &compiled.nodes {
+        let row: Vec<bool> = match node {
+            Node::Schema(k) => {
+                k.pi.properties
+                    .iter()
+                    .map(|(_, id)| id.is_some_and(|id| !accepts(compiled, id, &Value::Null)))
+                    .collect()
+            }
+            Node::Bool(_) => Vec::new(),
+        };
+        answers.push(row);
+    }
+    for (node, row) in compiled.nodes.iter_mut().zip(answers) {
+        if let Node::Schema(k) = node {
+            k.pi.property_rejects_null = row;
+        }
+    }
+}

@@ -255,6 +255,8 @@ struct Compiler<'a> {
 }
 
 /// Compiles `schema`; the error says why the schema cannot be used.
+/// Compiles a normalised schema. Which property schemas reject `null` is filled in by the
+/// checker afterwards (`check::fill_null_rejection`), which reads the nodes.
 pub(crate) fn compile(schema: &Value) -> Result<Compiled, String> {
     if !schema.is_object() && !schema.is_boolean() {
         return Err(format!(
@@ -295,8 +297,6 @@ pub(crate) fn compile(schema: &Value) -> Result<Compiled, String> {
                 || k.unevaluated_properties.is_some();
         }
     }
-    // Reads nodes through the checker, so it comes after `has_in_place`.
-    fill_null_rejection(&mut compiled);
     compiled.pi_transparent = compiled.nodes.iter().all(pi_is_transparent);
     Ok(compiled)
 }
@@ -338,31 +338,6 @@ fn pi_is_transparent(node: &Node) -> bool {
         && !(k.pattern_properties.is_some() && p.additional.is_some())
         && (k.prefix_items.is_none() || matches!(p.items, PiItems::None))
         && items_agree
-}
-
-/// Precomputes, for every property schema, whether it rejects `null` (Pi asks
-/// `Compile(propertySchema).Check(null)` on every call; the answer never changes).
-fn fill_null_rejection(compiled: &mut Compiled) {
-    let mut answers = Vec::with_capacity(compiled.nodes.len());
-    for node in &compiled.nodes {
-        let row: Vec<bool> = match node {
-            Node::Schema(k) => {
-                k.pi.properties
-                    .iter()
-                    .map(|(_, id)| {
-                        id.is_some_and(|id| !super::check::accepts(compiled, id, &Value::Null))
-                    })
-                    .collect()
-            }
-            Node::Bool(_) => Vec::new(),
-        };
-        answers.push(row);
-    }
-    for (node, row) in compiled.nodes.iter_mut().zip(answers) {
-        if let Node::Schema(k) = node {
-            k.pi.property_rejects_null = row;
-        }
-    }
 }
 
 fn kind(v: &Value) -> &'static str {

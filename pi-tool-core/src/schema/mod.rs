@@ -231,8 +231,12 @@ impl ToolSchema {
     /// A schema given as plain JSON, used as is and compiled now.
     pub fn from_json(json: Value) -> ToolSchema {
         SCHEMA_BUILDS.fetch_add(1, Ordering::Relaxed);
-        let compiled =
-            compile::compile(&json).map_err(|message| ToolSchemaError::Compile { message });
+        let compiled = compile::compile(&json)
+            .map(|mut compiled| {
+                check::fill_null_rejection(&mut compiled);
+                compiled
+            })
+            .map_err(|message| ToolSchemaError::Compile { message });
         ToolSchema {
             json,
             declared: None,

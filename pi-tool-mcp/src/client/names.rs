@@ -19,29 +19,11 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use pi_tool_core::pack::{MAX_TOOL_NAME_LEN, check_tool_name};
+use pi_tool_core::pack::{MAX_TOOL_NAME_LEN, check_tool_name, sanitize_tool_name};
 use sha2::{Digest, Sha256};
 
 /// How many characters of a long name are kept before its hash.
 const KEPT: usize = MAX_TOOL_NAME_LEN - 9;
-
-/// `name` with every character a provider rejects replaced, and a valid first character.
-pub(crate) fn sanitize(name: &str) -> String {
-    let mut out: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if !out.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
-        out.insert(0, '_');
-    }
-    out
-}
 
 /// `name` shortened to the limit with a hash of the whole (see the module docs).
 fn fit(name: String) -> String {
@@ -72,7 +54,7 @@ pub(crate) fn assign(
     sorted.dedup();
     let mut names = BTreeMap::new();
     for original in sorted {
-        let base = fit(sanitize(&format!("{prefix}{original}")));
+        let base = fit(sanitize_tool_name(&format!("{prefix}{original}")));
         let mut name = base.clone();
         let mut n = 2usize;
         while !taken.insert(name.clone()) {
@@ -89,7 +71,7 @@ pub(crate) fn assign(
 
 /// The default prefix of a server's tools: `mcp__<server>__`.
 pub(crate) fn default_prefix(server: &str) -> String {
-    format!("mcp__{}__", sanitize(server))
+    format!("mcp__{}__", sanitize_tool_name(server))
 }
 
 #[cfg(test)]

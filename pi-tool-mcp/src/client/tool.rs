@@ -249,7 +249,7 @@ impl McpTool {
         >| {
             let update = progress.borrow_and_update().as_ref().map(progress_update);
             if let Some(update) = update {
-                call.on_update.call_json(update);
+                call.on_update.send(update);
             }
         };
         let outcome = loop {

@@ -1,4 +1,4 @@
-//! One tool batch: the tool calls of one assistant message (SEMANTICS.md §1.3–§1.7).
+//! One tool batch: the tool calls of one assistant message (conformance/SEMANTICS.md §1.3–§1.7).
 //!
 //! * **Mode.** Sequential if the loop says so or if any call names a tool whose
 //!   execution mode is sequential and that is not declared read-only; parallel
@@ -30,13 +30,13 @@ use futures::FutureExt;
 use serde_json::Value;
 use tracing::Instrument;
 
+use super::config::{AgentEventSink, LoopConfig};
 use super::driver::{Driver, DriverEvent, YieldOnce};
 use super::event::AgentEvent;
 use super::hooks::{
     AfterToolCallContext, BLOCKED_MESSAGE, BeforeToolCallContext, BeforeToolCallResult, merge_after,
 };
 use super::policy::RunPolicy;
-use super::run::{AgentEventSink, LoopConfig};
 use crate::model::Context;
 use crate::model::{AssistantMessage, ToolCall, ToolResultMessage};
 use pi_tool_core::AbortSignal;
@@ -210,9 +210,9 @@ pub(crate) async fn execute_tool_calls(
 }
 
 impl<'a> Batch<'a> {
-    /// Pi's `prepareToolCall`.
-    /// [`Self::prepare_call`] inside the call's `span`; an immediate error result is
-    /// finished by the call policy (redacted, budgeted, recorded) at once.
+    /// Pi's `prepareToolCall`: [`Self::prepare_call`] inside the call's `span`; an
+    /// immediate error result is finished by the call policy (redacted, budgeted,
+    /// recorded) at once.
     async fn prepare<'c>(&self, call: &'c ToolCall, span: &CallSpan) -> Preparation<'c> {
         // `instrument` moves the future into a wrapper: a copy per call that a run with
         // no subscriber should not pay.

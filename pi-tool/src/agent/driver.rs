@@ -3,7 +3,7 @@
 //! Pi runs a parallel batch as `Promise.all(calls.map(run))`: every call is started in
 //! source order and runs until its first suspension before the next one starts, and a
 //! call's progress updates are emitted the moment it reports them. To reproduce that
-//! order exactly (FORMAT.md §6.2) without spawning a task per call, the driver keeps the
+//! order exactly (conformance/FORMAT.md §6.2) without spawning a task per call, the driver keeps the
 //! call futures itself, gives each its own waker, and polls one call at a time from a
 //! FIFO ready queue. After every poll the caller emits the updates that poll produced,
 //! then the call's end if it finished, before the next call is polled.

@@ -1,6 +1,6 @@
 //! `AgentEvent`: what the agent tells its listeners, in Pi's JSON shape.
 //!
-//! The grammar of a run (SEMANTICS.md §1.1):
+//! The grammar of a run (conformance/SEMANTICS.md §1.1):
 //!
 //! ```text
 //! agent_start
@@ -102,8 +102,9 @@ pub enum AgentEvent {
 }
 
 impl AgentEvent {
-    /// Pi's event type name (`tool_execution_start`, ...).
-    pub fn type_name(&self) -> &'static str {
+    /// The event's name, Pi's `type` field (`tool_execution_start`, ...).
+    #[doc(alias = "type")]
+    pub fn name(&self) -> &'static str {
         match self {
             AgentEvent::AgentStart => "agent_start",
             AgentEvent::AgentEnd { .. } => "agent_end",

@@ -1,5 +1,5 @@
 //! Tool-call hooks: `before_tool_call`, `after_tool_call` and `prepare_next_turn`, with
-//! Pi's contexts and merge rules (SEMANTICS.md §1.4, §1.6).
+//! Pi's contexts and merge rules (conformance/SEMANTICS.md §1.4, §1.6).
 //!
 //! * [`BeforeToolCall`] runs after the arguments were prepared and validated, before
 //!   execute. It sees the raw call and the validated arguments, which it may change in

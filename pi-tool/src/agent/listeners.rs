@@ -1,17 +1,16 @@
-//! Listener dispatch: how the [`Agent`](super::Agent) hands each event to its
-//! subscribers, in subscription order, as Pi walks its live listener `Set`; a failing or
-//! panicking listener is reported and the run goes on.
+//! Listener dispatch: how an agent hands each event to its subscribers, in subscription
+//! order, as Pi walks its live listener `Set`; a failing or panicking listener is reported
+//! and the run goes on. The agent is seen through [`Subscribers`], so this module does not
+//! depend on the agent's state.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 use async_trait::async_trait;
 use futures::FutureExt;
 
+use super::config::{AgentEventSink, Emit};
 use super::event::AgentEvent;
-use super::run::{AgentEventSink, Emit};
-use super::stateful::{Agent, lock, panic_message};
 use pi_tool_core::AbortSignal;
 
 /// What a listener returns: an error is reported, never propagated.
@@ -34,38 +33,48 @@ pub(super) enum Listener {
     Async(Arc<dyn AgentListener>),
 }
 
-/// Identifies a subscription, for [`Agent::unsubscribe`].
+/// Identifies a subscription, for [`Agent::unsubscribe`](super::Agent::unsubscribe).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ListenerId(pub(super) u64);
 
 pub(super) type Listed = (ListenerId, Listener);
 
-pub(super) struct AgentSink<'a> {
-    agent: &'a Agent,
+/// What the sink reads of an agent: its state reducer and its current listeners.
+pub(super) trait Subscribers: Sync {
+    /// Applies an event to the agent's state before any listener sees it (Pi's order).
+    fn reduce(&self, event: &AgentEvent);
+    /// Grows with every subscribe and unsubscribe.
+    fn listeners_version(&self) -> u64;
+    /// The listeners now, in subscription order.
+    fn listeners(&self) -> Arc<Vec<Listed>>;
+}
+
+pub(super) struct AgentSink<'a, A: Subscribers> {
+    agent: &'a A,
     signal: AbortSignal,
     /// The listeners as of `version` (see `Inner::listeners_version`).
     listeners: Arc<Vec<Listed>>,
     version: u64,
 }
 
-impl<'a> AgentSink<'a> {
-    pub(super) fn new(agent: &'a Agent, signal: AbortSignal) -> Self {
-        let version = agent.inner.listeners_version.load(Ordering::Acquire);
+impl<'a, A: Subscribers> AgentSink<'a, A> {
+    pub(super) fn new(agent: &'a A, signal: AbortSignal) -> Self {
+        let version = agent.listeners_version();
         AgentSink {
             agent,
             signal,
-            listeners: lock(&agent.inner.listeners).clone(),
+            listeners: agent.listeners(),
             version,
         }
     }
 
     /// Re-reads the listeners if a subscribe or unsubscribe happened since the last read.
     fn refresh_listeners(&mut self) -> bool {
-        let version = self.agent.inner.listeners_version.load(Ordering::Acquire);
+        let version = self.agent.listeners_version();
         if version == self.version {
             return false;
         }
-        self.listeners = lock(&self.agent.inner.listeners).clone();
+        self.listeners = self.agent.listeners();
         self.version = version;
         true
     }
@@ -89,13 +98,13 @@ fn report(event: &AgentEvent, outcome: std::thread::Result<ListenerResult>) {
     match outcome {
         Ok(Ok(())) => {}
         Ok(Err(error)) => tracing::error!(
-            event = event.type_name(),
+            event = event.name(),
             %error,
             "agent listener failed; the run goes on"
         ),
         Err(panic) => tracing::error!(
-            event = event.type_name(),
-            panic = %panic_message(&*panic),
+            event = event.name(),
+            panic = %pi_tool_core::__runtime::panic_text(&*panic, "the agent run panicked"),
             "agent listener panicked; the run goes on"
         ),
     }
@@ -108,7 +117,7 @@ fn call_sync(f: &SyncListener, event: &AgentEvent, signal: &AbortSignal) {
     );
 }
 
-impl AgentEventSink for AgentSink<'_> {
+impl<A: Subscribers> AgentEventSink for AgentSink<'_, A> {
     fn emit(&mut self, event: AgentEvent) -> Emit<'_> {
         self.agent.reduce(&event);
         self.refresh_listeners();

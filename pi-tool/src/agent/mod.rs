@@ -24,6 +24,7 @@
 
 mod approval;
 mod batch;
+mod config;
 mod driver;
 mod event;
 mod hooks;
@@ -36,6 +37,7 @@ mod stateful;
 mod telemetry;
 
 pub use approval::{ApprovalPolicy, WithoutUi};
+pub use config::{AgentEventSink, Emit, LoopConfig, MessageSource};
 pub use event::AgentEvent;
 pub use hooks::{
     AfterToolCall, AfterToolCallContext, AfterToolCallResult, BLOCKED_MESSAGE, BeforeToolCall,
@@ -45,8 +47,5 @@ pub use listeners::{AgentListener, ListenerId, ListenerResult};
 pub use options::{AgentError, AgentOptions, AgentState, QueueMode};
 pub use outcome::RunFailed;
 pub use policy::RunPolicy;
-pub use run::{
-    AgentEventSink, ContinueError, Emit, LoopConfig, MessageSource, run_agent_loop,
-    run_agent_loop_continue,
-};
+pub use run::{ContinueError, run_agent_loop, run_agent_loop_continue};
 pub use stateful::{AbortHandle, Agent};

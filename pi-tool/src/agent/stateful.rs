@@ -20,12 +20,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use futures::FutureExt;
 
+use super::config::{AgentEventSink, LoopConfig};
 use super::event::AgentEvent;
-use super::listeners::{AgentListener, AgentSink, Listed, Listener, ListenerId, ListenerResult};
-use super::options::{AgentError, AgentOptions, AgentState, QueueMode};
-use super::run::{
-    AgentEventSink, ContinueError, LoopConfig, run_agent_loop, run_agent_loop_continue,
+use super::listeners::{
+    AgentListener, AgentSink, Listed, Listener, ListenerId, ListenerResult, Subscribers,
 };
+use super::options::{AgentError, AgentOptions, AgentState, QueueMode};
+use super::run::{ContinueError, run_agent_loop, run_agent_loop_continue};
 use crate::model::{AssistantMessage, Message, StopReason};
 use crate::model::{Model, ThinkingLevel};
 use pi_tool_core::AgentTool;
@@ -456,6 +457,20 @@ impl Agent {
             AgentEvent::AgentEnd { .. } => lock(&self.inner.state).streaming_message = None,
             _ => {}
         }
+    }
+}
+
+impl Subscribers for Agent {
+    fn reduce(&self, event: &AgentEvent) {
+        Agent::reduce(self, event);
+    }
+
+    fn listeners_version(&self) -> u64 {
+        self.inner.listeners_version.load(Ordering::Acquire)
+    }
+
+    fn listeners(&self) -> Arc<Vec<Listed>> {
+        lock(&self.inner.listeners).clone()
     }
 }
 

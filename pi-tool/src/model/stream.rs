@@ -311,8 +311,9 @@ pub enum AssistantMessageEvent {
 }
 
 impl AssistantMessageEvent {
-    /// Pi's event type name (`text_delta`, `toolcall_end`, ...).
-    pub fn type_name(&self) -> &'static str {
+    /// The event's name, Pi's `type` field (`text_delta`, `toolcall_end`, ...).
+    #[doc(alias = "type")]
+    pub fn name(&self) -> &'static str {
         match self {
             AssistantMessageEvent::Start { .. } => "start",
             AssistantMessageEvent::TextStart { .. } => "text_start",

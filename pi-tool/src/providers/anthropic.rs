@@ -55,7 +55,7 @@ const ERROR_BODY_LIMIT: usize = 4 << 20;
 /// };
 /// let mut events = AnthropicMessages::new().stream(&model, &context, StreamOptions::default());
 /// while let Some(event) = events.next().await {
-///     println!("{}", event.type_name());
+///     println!("{}", event.name());
 /// }
 /// # }
 /// ```

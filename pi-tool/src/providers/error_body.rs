@@ -8,7 +8,7 @@
 use serde_json::Value;
 
 use super::openai_sse::ApiError;
-use crate::js::stringify;
+use crate::js::{js_trim, stringify};
 
 /// pi-ai's `MAX_PROVIDER_ERROR_BODY_CHARS`: the body is cut after this many UTF-16 units.
 pub(crate) const MAX_PROVIDER_ERROR_BODY_CHARS: usize = 4000;
@@ -86,26 +86,6 @@ pub(crate) fn truncate_error_text(text: &str, max_chars: usize) -> String {
         used += width;
     }
     format!("{kept}... [truncated {} chars]", units - max_chars)
-}
-
-/// `String.prototype.trim`: JavaScript's whitespace and line terminators.
-fn js_trim(text: &str) -> &str {
-    text.trim_matches(|c: char| {
-        matches!(
-            c,
-            '\u{9}'..='\u{d}'
-                | ' '
-                | '\u{a0}'
-                | '\u{1680}'
-                | '\u{2000}'..='\u{200a}'
-                | '\u{2028}'
-                | '\u{2029}'
-                | '\u{202f}'
-                | '\u{205f}'
-                | '\u{3000}'
-                | '\u{feff}'
-        )
-    })
 }
 
 #[cfg(test)]

@@ -201,9 +201,10 @@ async fn race<T>(
     }
 }
 
-/// pi's user agent: `pi (<platform> <release>; <arch>)` with Node's names
-/// (`os.platform()`, `os.release()`, `os.arch()`).
-pub(crate) fn user_agent() -> String {
+/// The `User-Agent` every provider sends, pi-ai's: `pi (<platform> <release>; <arch>)`
+/// with Node's names (`os.platform()`, `os.release()`, `os.arch()`), for example
+/// `pi (linux 6.1.0; x64)`.
+pub fn user_agent() -> String {
     let platform = match std::env::consts::OS {
         "macos" => "darwin",
         "windows" => "win32",

@@ -26,7 +26,7 @@
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! use pi_tool::agent::{Agent, AgentOptions};
 //! use pi_tool::model::{Model, StreamOptions};
-//! use pi_tool::providers::{builtin_models, providers};
+//! use pi_tool::providers::{self, builtin_models};
 //! use pi_tool::{IntoAgentTool, ToolError, pi_tool};
 //!
 //! #[pi_tool::params]
@@ -46,7 +46,7 @@
 //!     .get_model("anthropic", "claude-sonnet-4-5")
 //!     .expect("in pi-ai's registry");
 //! let agent = Agent::new(
-//!     AgentOptions::new(providers())
+//!     AgentOptions::new(providers::router())
 //!         .model(model)
 //!         .tools(vec![GetWeather.into_agent_tool()]),
 //! );
@@ -55,7 +55,7 @@
 //!
 //! // A model on any OpenAI-compatible server, with the key in the options.
 //! let local = Agent::new(
-//!     AgentOptions::new(providers())
+//!     AgentOptions::new(providers::router())
 //!         .model(Model::openai_compatible("http://127.0.0.1:11434/v1", "llama3.2"))
 //!         .stream_options(StreamOptions {
 //!             api_key: Some("ollama".into()),
@@ -80,7 +80,6 @@ pub(crate) mod hash;
 mod http;
 
 #[cfg(any(feature = "openai-completions", feature = "openai-responses"))]
-mod js_json;
 mod models;
 #[cfg(feature = "openai-completions")]
 mod openai_completions;
@@ -101,6 +100,7 @@ use crate::model::{AssistantMessageStream, Context, Model, StreamFn, StreamOptio
 #[cfg(feature = "anthropic-messages")]
 pub use anthropic::AnthropicMessages;
 pub use env::env_api_key;
+pub use http::user_agent;
 pub use models::{ModelRegistry, builtin_models};
 #[cfg(feature = "openai-completions")]
 pub use openai_completions::{OpenAiCompletions, OpenAiCompletionsCompat};
@@ -170,7 +170,8 @@ impl StreamFn for Providers {
     }
 }
 
-/// A shareable router, for `AgentOptions::new`.
-pub fn providers() -> Arc<dyn StreamFn> {
+/// Every provider of this build behind one [`StreamFn`] that routes each request by
+/// `model.api`, shareable, for `AgentOptions::new` (a [`Providers`] in an `Arc`).
+pub fn router() -> Arc<dyn StreamFn> {
     Arc::new(Providers::new())
 }

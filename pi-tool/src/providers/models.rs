@@ -31,7 +31,7 @@ const BUILTIN_JSON: &str = include_str!("models/builtin.json");
 /// assert_eq!((model.cost.input, model.cost.output), (3.0, 15.0));
 ///
 /// // A registry model runs through the provider router like any other:
-/// // AgentOptions::new(pi_tool::providers::providers()).model(model)
+/// // AgentOptions::new(pi_tool::providers::router()).model(model)
 /// assert!(builtin_models().providers().any(|p| p == "openai"));
 /// ```
 #[doc(alias = "builtinModels")]

@@ -58,7 +58,7 @@ pub use self::compat::OpenAiCompletionsCompat;
 /// };
 /// let mut events = OpenAiCompletions::new().stream(&model, &context, options);
 /// while let Some(event) = events.next().await {
-///     println!("{}", event.type_name());
+///     println!("{}", event.name());
 /// }
 /// # }
 /// ```

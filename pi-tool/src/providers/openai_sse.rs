@@ -261,7 +261,7 @@ impl SseStream {
             self.done = true;
             return Ok(SseItem::Skip);
         }
-        let data = super::js_json::parse(&message.data).map_err(SseError::Json)?;
+        let data = super::partial_json::json_parse(&message.data).map_err(SseError::Json)?;
         let thread_event = message
             .event
             .as_deref()
@@ -315,7 +315,7 @@ impl ApiError {
     /// `safeJSON(text)`, the parsed body's `error` member, and the raw text as the
     /// message only when the body did not parse to a truthy value.
     pub(crate) fn from_response(status: u16, body_text: &str) -> Self {
-        let parsed = super::js_json::parse(body_text).ok();
+        let parsed = super::partial_json::json_parse(body_text).ok();
         let parsed = parsed.filter(js_truthy);
         let message = if parsed.is_some() {
             None

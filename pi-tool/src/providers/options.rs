@@ -1,6 +1,7 @@
 //! pi-ai's option arithmetic shared by the providers: `api/simple-options.js` (the
-//! output-token cap clamped to the context window, thinking budgets) and
-//! `utils/estimate.js` (the context-size estimate that clamp uses).
+//! output-token cap clamped to the context window, thinking budgets),
+//! `utils/estimate.js` (the context-size estimate that clamp uses) and
+//! `resolveCacheRetention`.
 //!
 //! The estimate measures what pi-ai measures: `string.length` in UTF-16 code units,
 //! tool-call arguments and tools as compact `JSON.stringify` text, 4 characters per
@@ -21,9 +22,23 @@ use serde_json::{Map, Value};
 use crate::AgentTool;
 use crate::js::{stringify, utf16_len};
 use crate::model::{
-    AssistantContent, Context, Message, Model, StopReason, StreamOptions, ThinkingLevel, Usage,
+    AssistantContent, CacheRetention, Context, Message, Model, StopReason, StreamOptions,
+    ThinkingLevel, Usage,
 };
 use pi_tool_core::Content;
+
+/// `resolveCacheRetention`: the option, else `long` when `PI_CACHE_RETENTION=long`, else
+/// `short`. Every provider reads the same rule.
+pub(crate) fn cache_retention(options: &StreamOptions) -> CacheRetention {
+    if let Some(retention) = options.cache_retention {
+        return retention;
+    }
+    if std::env::var("PI_CACHE_RETENTION").is_ok_and(|v| v == "long") {
+        CacheRetention::Long
+    } else {
+        CacheRetention::Short
+    }
+}
 
 const CHARS_PER_TOKEN: u64 = 4;
 const ESTIMATED_IMAGE_CHARS: u64 = 4800;

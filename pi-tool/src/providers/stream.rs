@@ -318,7 +318,7 @@ mod tests {
             tokio::task::yield_now().await;
             out.start();
         });
-        let kinds: Vec<_> = stream.map(|e| e.type_name()).collect().await;
+        let kinds: Vec<_> = stream.map(|e| e.name()).collect().await;
         assert_eq!(kinds, ["start", "error"]);
     }
 

@@ -14,7 +14,7 @@
 use std::sync::{Arc, Weak};
 
 use super::SessionError;
-use super::facade::ActiveToolsChange;
+use super::event::ActiveToolsChange;
 use super::handlers::{ToolCallHandler, ToolExecutionHandler, ToolResultHandler};
 use super::shared::Shared;
 use crate::pack::ToolOwner;

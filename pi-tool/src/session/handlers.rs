@@ -1,4 +1,4 @@
-//! Extension handlers for tool calls, and the chains that run them (SEMANTICS.md §5).
+//! Extension handlers for tool calls, and the chains that run them (conformance/SEMANTICS.md §5).
 //!
 //! * `tool_call` ([`ToolCallHandler`]) runs before a call executes, for every resolved,
 //!   valid call (never for unknown tools, validation failures or truncated messages).

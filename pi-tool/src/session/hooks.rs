@@ -22,7 +22,7 @@ use crate::model::Context;
 use pi_tool_core::AbortSignal;
 use pi_tool_core::ToolError;
 
-use super::facade::{ExtensionErrorEvent, SessionEvent};
+use super::event::{ExtensionErrorEvent, SessionEvent};
 use super::shared::{Shared, lock};
 
 pub(crate) struct SessionHooks(pub(crate) Weak<Shared>);
@@ -135,7 +135,7 @@ impl AgentListener for SessionForwarder {
             return Ok(());
         };
         match event {
-            AgentEvent::MessageEnd { message } => shared.store.append_message(message.clone()),
+            AgentEvent::MessageEnd { message } => shared.store.push(message.clone()),
             AgentEvent::ToolExecutionStart { .. }
             | AgentEvent::ToolExecutionUpdate { .. }
             | AgentEvent::ToolExecutionEnd { .. } => {
@@ -152,7 +152,7 @@ impl AgentListener for SessionForwarder {
                             Err(panic) => panic_text(&*panic),
                         };
                         // Pi swallows these; we at least log them.
-                        tracing::warn!(extension = %owner, event = event.type_name(), %error, "extension handler failed");
+                        tracing::warn!(extension = %owner, event = event.name(), %error, "extension handler failed");
                     }
                 }
             }

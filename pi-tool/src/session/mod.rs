@@ -39,7 +39,7 @@
 //! * [`Extension`] and its [`ExtensionApi`] handle.
 //! * [`ToolCallHandler`], [`ToolResultHandler`], [`ToolExecutionHandler`]: `tool_call`,
 //!   `tool_result` and `tool_execution_*` handlers and their chains.
-//! * [`SessionManager`]: the in-memory transcript.
+//! * [`Transcript`]: the messages of the session, in memory.
 //!
 //! Tools get a fresh [`ExtensionContext`](crate::context::ExtensionContext) per execute call and
 //! handlers one per emission; it is a live view of the session and becomes stale after
@@ -106,6 +106,7 @@
 
 mod approval;
 mod builder;
+mod event;
 mod extension;
 mod facade;
 mod handlers;
@@ -119,17 +120,16 @@ mod tool;
 use std::fmt;
 
 pub use builder::AgentSessionBuilder;
+pub use event::{ActiveToolsChange, ExtensionErrorEvent, SessionEvent, SubscriptionId};
 pub use extension::{Extension, ExtensionApi, FnExtension, NOT_INITIALIZED_MESSAGE};
-pub use facade::{
-    ActiveToolsChange, AgentSession, ExtensionErrorEvent, SessionEvent, SubscriptionId,
-};
+pub use facade::AgentSession;
 pub use handlers::{
     ToolCallDecision, ToolCallEvent, ToolCallHandler, ToolExecutionHandler, ToolResultEvent,
     ToolResultHandler, ToolResultPatch,
 };
 pub use prompt::{PromptTemplate, SystemPrompt};
 pub use registry::{CUSTOM_TOOLS_OWNER, DuplicateToolError, NoTools, RegisteredTool, ToolSource};
-pub use store::SessionManager;
+pub use store::Transcript;
 
 use crate::agent::AgentError;
 use crate::pack::{ToolNameError, ToolOwner};

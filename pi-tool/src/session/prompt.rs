@@ -1,6 +1,6 @@
 //! The session's system prompt: rebuilt from the active tools on every change.
 //!
-//! The tool-derived part follows Pi (SEMANTICS.md §6, FORMAT.md §7.4) exactly:
+//! The tool-derived part follows Pi (conformance/SEMANTICS.md §6, conformance/FORMAT.md §7.4) exactly:
 //!
 //! ```text
 //! <intro>

@@ -1,6 +1,6 @@
 //! The session's tool registry: which tools exist, who owns them, which are active.
 //!
-//! Sources, in registry order (Pi's `_refreshToolRegistry`, SEMANTICS.md §3.2): the
+//! Sources, in registry order (Pi's `_refreshToolRegistry`, conformance/SEMANTICS.md §3.2): the
 //! host's built-in tools (Pi's `read`, `bash`, ... when the host passes
 //! `pi_tool_coding`'s), then extension tools in load order (each extension's in
 //! registration order), then the builder's custom tools. An extension or custom tool
@@ -216,7 +216,7 @@ pub(crate) enum Refresh<'a> {
     },
 }
 
-/// Pi's active-name computation (SEMANTICS.md §3.2), de-duplicated.
+/// Pi's active-name computation (conformance/SEMANTICS.md §3.2), de-duplicated.
 pub(crate) fn next_active(
     registry: &[RegisteredTool],
     filter: &ToolFilter,

@@ -12,7 +12,7 @@ use super::registry::{
     CUSTOM_TOOLS_OWNER, Refresh, RegisteredTool, ToolFilter, ToolSource, build_registry,
     check_unique, next_active,
 };
-use super::store::SessionManager;
+use super::store::Transcript;
 use crate::agent::Agent;
 use crate::context::{ExtensionContext, ExtensionUi, Mode};
 use crate::model::Model;
@@ -21,8 +21,8 @@ use pi_tool_core::__runtime::SessionLink;
 use pi_tool_core::AbortSignal;
 use pi_tool_core::{AgentTool, DynamicToolset, ToolSpec, ToolsetSubscription};
 
-use super::facade::{ActiveToolsChange, SessionEvent, SubscriptionId};
-use super::tool::SessionTool;
+use super::event::{ActiveToolsChange, SessionEvent, SubscriptionId};
+use super::tool::{SessionTool, ToolSession};
 
 pub(crate) type SessionListener = Arc<dyn Fn(&SessionEvent) + Send + Sync>;
 
@@ -69,7 +69,7 @@ pub(crate) struct Shared {
     pub(crate) initial_active: Vec<String>,
     pub(crate) filter: ToolFilter,
     pub(crate) prompt: SystemPrompt,
-    pub(crate) store: SessionManager,
+    pub(crate) store: Transcript,
     pub(crate) disposed: AtomicBool,
     pub(crate) listeners: Mutex<Vec<(SubscriptionId, SessionListener)>>,
     pub(crate) next_listener: AtomicU64,
@@ -125,7 +125,7 @@ impl Shared {
             initial_active: parts.initial_active,
             filter: parts.filter,
             prompt: parts.prompt,
-            store: SessionManager::in_memory(),
+            store: Transcript::new(),
             disposed: AtomicBool::new(false),
             listeners: Mutex::new(Vec::new()),
             next_listener: AtomicU64::new(0),
@@ -269,7 +269,7 @@ impl Shared {
             .map(|tool| Entry {
                 wrapped: Arc::new(SessionTool {
                     definition: tool.definition.clone(),
-                    shared: Arc::downgrade(self),
+                    session: Arc::downgrade(self) as Weak<dyn ToolSession>,
                 }),
                 tool,
             })
@@ -456,5 +456,15 @@ impl SessionLink for Link {
         if let Some(s) = self.get() {
             s.agent.abort();
         }
+    }
+}
+
+impl ToolSession for Shared {
+    fn call_context(self: Arc<Self>, signal: AbortSignal) -> Option<ExtensionContext> {
+        (!self.is_disposed()).then(|| self.context(Some(signal)))
+    }
+
+    fn active_snapshot(&self) -> Arc<Vec<String>> {
+        Shared::active_snapshot(self)
     }
 }

@@ -1,4 +1,4 @@
-//! The session store: the transcript a session keeps (Pi's `SessionManager.inMemory()`).
+//! The transcript a session keeps (Pi's `SessionManager.inMemory()`).
 //!
 //! Every message that ends during a run (`message_end`: prompts, assistant messages,
 //! tool results) is appended in order. The store is shared: the session, its contexts
@@ -9,24 +9,27 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::model::Message;
 
-/// An in-memory transcript store. Cheap to clone; clones share the entries.
+/// The messages of a session, in order, kept in memory (Pi's in-memory `SessionManager`).
+/// Cheap to clone; clones share the entries.
+#[doc(alias = "SessionManager")]
 #[derive(Clone, Default)]
-pub struct SessionManager {
+pub struct Transcript {
     entries: Arc<Mutex<Vec<Message>>>,
 }
 
-impl std::fmt::Debug for SessionManager {
+impl std::fmt::Debug for Transcript {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SessionManager")
+        f.debug_struct("Transcript")
             .field("messages", &self.lock().len())
             .finish()
     }
 }
 
-impl SessionManager {
-    /// An empty in-memory store (Pi's `SessionManager.inMemory()`).
-    pub fn in_memory() -> Self {
-        SessionManager::default()
+impl Transcript {
+    /// An empty transcript (Pi's `SessionManager.inMemory()`).
+    #[doc(alias = "inMemory")]
+    pub fn new() -> Self {
+        Transcript::default()
     }
 
     fn lock(&self) -> MutexGuard<'_, Vec<Message>> {
@@ -35,7 +38,8 @@ impl SessionManager {
     }
 
     /// Appends a message (Pi's `appendMessage`).
-    pub fn append_message(&self, message: Message) {
+    #[doc(alias = "appendMessage")]
+    pub fn push(&self, message: Message) {
         self.lock().push(message);
     }
 
@@ -61,10 +65,10 @@ mod tests {
 
     #[test]
     fn clones_share_the_transcript() {
-        let store = SessionManager::in_memory();
+        let store = Transcript::new();
         let view = store.clone();
         assert!(view.is_empty());
-        store.append_message(Message::user_text("hi"));
+        store.push(Message::user_text("hi"));
         assert_eq!(view.len(), 1);
         assert_eq!(view.messages()[0].role(), "user");
     }

@@ -7,17 +7,27 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use super::SessionError;
+use crate::context::ExtensionContext;
 use pi_tool_core::JsonToolResult;
 use pi_tool_core::ToolError;
-use pi_tool_core::{AgentTool, ToolInvocation, ToolSpec};
+use pi_tool_core::{AbortSignal, AgentTool, ToolInvocation, ToolSpec};
 
-use super::shared::Shared;
+/// What a session tool needs of its session for one call. The session's shared state
+/// implements it; the tool holds it weakly, so a tool kept by a host does not keep a
+/// disposed session alive.
+pub(crate) trait ToolSession: Send + Sync {
+    /// A fresh context for one call (Pi's `runner.createContext()`), `None` once the
+    /// session is disposed.
+    fn call_context(self: Arc<Self>, signal: AbortSignal) -> Option<ExtensionContext>;
+    /// The active tool names now.
+    fn active_snapshot(&self) -> Arc<Vec<String>>;
+}
 
 /// A registered definition as the agent sees it: a fresh context per execute (Pi's
 /// `wrapToolDefinition(def, () => runner.createContext())`) and redacted errors.
 pub(crate) struct SessionTool {
     pub(crate) definition: Arc<dyn AgentTool>,
-    pub(crate) shared: Weak<Shared>,
+    pub(crate) session: Weak<dyn ToolSession>,
 }
 
 #[async_trait]
@@ -34,15 +44,18 @@ impl AgentTool for SessionTool {
     }
 
     async fn execute(&self, call: ToolInvocation<'_>) -> Result<JsonToolResult, ToolError> {
-        let Some(shared) = self.shared.upgrade().filter(|s| !s.is_disposed()) else {
+        let session = self.session.upgrade();
+        let Some((session, ctx)) = session.and_then(|s| {
+            let ctx = s.clone().call_context(call.signal.clone())?;
+            Some((s, ctx))
+        }) else {
             return Err(ToolError::new(SessionError::Disposed.to_string()));
         };
-        let ctx = shared.context(Some(call.signal.clone()));
-        let active_before = shared.active_snapshot();
+        let active_before = session.active_snapshot();
         let outcome = self.definition.execute(call.with_context(ctx)).await;
         match outcome {
             Ok(mut result) => {
-                stamp_added_tools(&mut result, &active_before, &shared.active_snapshot());
+                stamp_added_tools(&mut result, &active_before, &session.active_snapshot());
                 Ok(result)
             }
             Err(error) => Err(error),

@@ -48,7 +48,7 @@ impl Verdict {
 /// One generated call and what became of it.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
-pub struct CallOutcome {
+pub struct CheckedCall {
     /// The call.
     pub call: GeneratedCall,
     /// What became of it.
@@ -64,7 +64,7 @@ pub struct CallOutcome {
 #[non_exhaustive]
 pub struct SchemaReport {
     /// Every generated call, in order.
-    pub outcomes: Vec<CallOutcome>,
+    pub calls: Vec<CheckedCall>,
     /// Cases the generator could not make valid (never sent).
     pub skipped: Vec<SkippedCase>,
     /// Tools for which no valid case could be generated (a failure: nothing tested them).
@@ -78,8 +78,8 @@ pub struct SchemaReport {
 
 impl SchemaReport {
     /// The calls that fail the check.
-    pub fn failures(&self) -> Vec<&CallOutcome> {
-        self.outcomes
+    pub fn failures(&self) -> Vec<&CheckedCall> {
+        self.calls
             .iter()
             .filter(|o| o.verdict.is_failure())
             .collect()
@@ -114,7 +114,7 @@ impl fmt::Display for SchemaReport {
             f,
             "{} of {} generated calls failed on arguments their tool's own schema allows{}",
             failures.len(),
-            self.outcomes.len(),
+            self.calls.len(),
             if self.untested.is_empty() {
                 String::new()
             } else {
@@ -125,9 +125,9 @@ impl fmt::Display for SchemaReport {
             writeln!(f, "\nthe agent run failed: {error}")?;
         }
         for tool in self.failing_tools() {
-            let refused: Vec<&&CallOutcome> =
+            let refused: Vec<&&CheckedCall> =
                 failures.iter().filter(|o| o.call.tool == tool).collect();
-            let calls = self.outcomes.iter().filter(|o| o.call.tool == tool).count();
+            let calls = self.calls.iter().filter(|o| o.call.tool == tool).count();
             writeln!(f)?;
             if refused.is_empty() {
                 writeln!(
@@ -227,7 +227,7 @@ pub async fn check_schema(tools: impl IntoTools) -> SchemaReport {
         .map(|call| outcome(call, &messages, &tools))
         .collect();
     SchemaReport {
-        outcomes,
+        calls: outcomes,
         skipped: model.skipped().to_vec(),
         untested,
         warnings,
@@ -239,13 +239,13 @@ fn outcome(
     call: &GeneratedCall,
     messages: &[Message],
     tools: &[Arc<dyn AgentTool>],
-) -> CallOutcome {
+) -> CheckedCall {
     let result = messages
         .iter()
         .filter_map(Message::as_tool_result)
         .find(|r| *r.tool_call_id == *call.id);
     let Some(result) = result else {
-        return CallOutcome {
+        return CheckedCall {
             call: call.clone(),
             verdict: Verdict::Missing,
             text: "no tool result in the transcript".to_owned(),
@@ -271,7 +271,7 @@ fn outcome(
     } else {
         Verdict::ToolError
     };
-    CallOutcome {
+    CheckedCall {
         call: call.clone(),
         verdict,
         text,

@@ -5,7 +5,7 @@
 //! of the model) plays turn `i`; once the script is exhausted it answers `Done.`
 //! ([`FauxTurn::done`]). Each call is recorded ([`FauxModel::requests`]).
 //!
-//! Streaming follows the conformance format (FORMAT.md §4.2): if the signal is already
+//! Streaming follows the conformance format (conformance/FORMAT.md §4.2): if the signal is already
 //! aborted when the model is called, the stream is a single `error` event with stop
 //! reason `aborted` and `Request was aborted`; a turn's `delay` is waited out (not
 //! interruptible) and the signal checked again; then `start`, three events per block
@@ -31,7 +31,7 @@ use pi_tool_core::AbortSignal;
 /// The text of the aborted message the faux model streams when its signal is aborted.
 pub const REQUEST_ABORTED: &str = "Request was aborted";
 
-/// One scripted answer (FORMAT.md §4.1).
+/// One scripted answer (conformance/FORMAT.md §4.1).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
@@ -571,10 +571,7 @@ mod tests {
     use serde_json::json;
 
     fn names(events: &[AssistantMessageEvent]) -> Vec<&'static str> {
-        events
-            .iter()
-            .map(AssistantMessageEvent::type_name)
-            .collect()
+        events.iter().map(AssistantMessageEvent::name).collect()
     }
 
     #[tokio::test]

@@ -39,7 +39,7 @@
 //!     params: AddParams,
 //!     on_update: OnUpdate<i64>,
 //! ) -> Result<AgentToolResult<i64>, ToolError> {
-//!     on_update.call(AgentToolResult::text("adding", 0));
+//!     on_update.send(AgentToolResult::text("adding", 0));
 //!     let sum: i64 = params.numbers.iter().map(|n| i64::from(*n)).sum();
 //!     Ok(AgentToolResult::text(sum.to_string(), sum))
 //! }
@@ -68,6 +68,6 @@ mod pattern;
 mod scalars;
 
 pub use call::{Call, CallParams, ToolRun, call, call_json, call_tool};
-pub use check::{CallOutcome, SchemaReport, Verdict, assert_pack_accepts_its_schema, check_schema};
+pub use check::{CheckedCall, SchemaReport, Verdict, assert_pack_accepts_its_schema, check_schema};
 pub use faux::{FauxModel, FauxRequest, FauxTurn, REQUEST_ABORTED};
 pub use model::{GeneratedCall, IntoTools, SchemaModel, SkippedCase};

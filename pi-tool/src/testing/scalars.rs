@@ -1,4 +1,4 @@
-//! Scalars for the generator ([`super::generate`]): numbers within their bounds, strings
+//! Scalars for the generator (`generate`): numbers within their bounds, strings
 //! within their lengths, in their format or matching their pattern.
 
 use serde_json::{Map, Number, Value, json};

@@ -254,7 +254,7 @@ pub fn abort_mid_stream(api: &str, tools: Vec<Arc<dyn AgentTool>>) {
             {
                 let mut mark = mark.lock().unwrap_or_else(|p| p.into_inner());
                 if mark.is_none() {
-                    *mark = Some((Instant::now(), delta.type_name()));
+                    *mark = Some((Instant::now(), delta.name()));
                     abort.abort();
                 }
             }

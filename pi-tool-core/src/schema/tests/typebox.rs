@@ -1,5 +1,5 @@
 //! TypeBox's `Value.Convert` (`ToolSchema::with_typebox_convert`): the TypeBox column of
-//! SEMANTICS.md §2.2, and what Pi's coercion then adds.
+//! conformance/SEMANTICS.md §2.2, and what Pi's coercion then adds.
 
 use serde_json::{Value, json};
 

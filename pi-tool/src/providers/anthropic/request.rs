@@ -11,7 +11,7 @@ use crate::model::{ApiKey, CacheRetention, Context, Message, Model, StreamOption
 use crate::providers::env::resolve_api_key;
 use crate::providers::http::user_agent;
 use crate::providers::options::{
-    adjust_max_tokens_for_thinking, base_max_tokens, clamp_max_tokens_to_context,
+    adjust_max_tokens_for_thinking, base_max_tokens, cache_retention, clamp_max_tokens_to_context,
 };
 use pi_tool_core::Content;
 
@@ -142,18 +142,6 @@ fn resolve_auth(model: &Model, options: &StreamOptions) -> Result<(Auth, bool), 
                 Err(message)
             }
         }
-    }
-}
-
-/// `resolveCacheRetention`: the option, else `PI_CACHE_RETENTION=long`, else short.
-fn cache_retention(options: &StreamOptions) -> CacheRetention {
-    if let Some(retention) = options.cache_retention {
-        return retention;
-    }
-    if std::env::var("PI_CACHE_RETENTION").is_ok_and(|v| v == "long") {
-        CacheRetention::Long
-    } else {
-        CacheRetention::Short
     }
 }
 

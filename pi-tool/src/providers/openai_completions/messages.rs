@@ -1,10 +1,11 @@
-//! `convertMessages`: pi's transcript as Chat Completions messages.
+//! `convertMessages` and `convertTools`: pi's transcript and tools as Chat Completions
+//! messages and function tools.
 
 use serde_json::{Map, Value, json};
 
 use super::compat::Compat;
 use super::details::{parse_legacy_encrypted_detail, parse_reasoning_details};
-use super::request::convert_tools;
+use crate::AgentTool;
 use crate::js::stringify;
 use crate::model::{AssistantContent, AssistantMessage, Context, Message, Model};
 use crate::providers::hash::short_hash;
@@ -326,6 +327,27 @@ fn convert_tool_results(
         }
     }
     (j, sent_images)
+}
+
+/// `convertTools`: function tools with the schema as given; `strict: false` unless the
+/// server rejects the field (tools here carry no constrained-sampling config).
+pub(super) fn convert_tools<'a>(
+    tools: impl Iterator<Item = &'a std::sync::Arc<dyn AgentTool>>,
+    compat: &Compat,
+) -> Vec<Value> {
+    tools
+        .map(|tool| {
+            let spec = tool.spec();
+            let mut function = Map::new();
+            function.insert("name".into(), json!(tool.name()));
+            function.insert("description".into(), json!(spec.description));
+            function.insert("parameters".into(), spec.parameters.json().clone());
+            if compat.supports_strict_mode {
+                function.insert("strict".into(), json!(false));
+            }
+            json!({"type": "function", "function": function})
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -6,12 +6,12 @@ use serde_json::{Map, Value, json};
 
 use super::cache::{apply_anthropic_cache_control, cache_control};
 use super::compat::Compat;
-use super::messages::convert_messages;
+use super::messages::{convert_messages, convert_tools};
 use super::thinking::{apply_thinking, clamp_thinking_level, thinking_budget};
 use crate::AgentTool;
 use crate::model::{ApiKey, CacheRetention, Context, Message, Model, StreamOptions, ToolChoice};
 use crate::providers::http::user_agent;
-use crate::providers::options::{base_max_tokens, merged_sampling_params};
+use crate::providers::options::{base_max_tokens, cache_retention, merged_sampling_params};
 
 /// What `streamSimple` resolved before the request: the body and where it goes.
 pub(super) struct Prepared {
@@ -21,17 +21,6 @@ pub(super) struct Prepared {
     pub(super) compat: Compat,
     /// The key the headers carry, to keep it out of error texts.
     pub(super) api_key: ApiKey,
-}
-
-/// `resolveCacheRetention`: the option, else `PI_CACHE_RETENTION=long`, else short.
-fn cache_retention(options: &StreamOptions) -> CacheRetention {
-    options.cache_retention.unwrap_or_else(|| {
-        if std::env::var("PI_CACHE_RETENTION").is_ok_and(|v| v == "long") {
-            CacheRetention::Long
-        } else {
-            CacheRetention::Short
-        }
-    })
 }
 
 /// Everything `streamSimple` needs, or the error pi-ai throws before any request.
@@ -321,27 +310,6 @@ fn deferred_tool_names(messages: &[Message]) -> Vec<String> {
         }
     }
     names
-}
-
-/// `convertTools`: function tools with the schema as given; `strict: false` unless the
-/// server rejects the field (tools here carry no constrained-sampling config).
-pub(super) fn convert_tools<'a>(
-    tools: impl Iterator<Item = &'a std::sync::Arc<dyn AgentTool>>,
-    compat: &Compat,
-) -> Vec<Value> {
-    tools
-        .map(|tool| {
-            let spec = tool.spec();
-            let mut function = Map::new();
-            function.insert("name".into(), json!(tool.name()));
-            function.insert("description".into(), json!(spec.description));
-            function.insert("parameters".into(), spec.parameters.json().clone());
-            if compat.supports_strict_mode {
-                function.insert("strict".into(), json!(false));
-            }
-            json!({"type": "function", "function": function})
-        })
-        .collect()
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use crate::js;
 use crate::js::utf16_len;
 use crate::model::{AssistantContent, AssistantMessage, Message, Model};
 use crate::providers::hash::short_hash;
-use crate::providers::js_json;
+use crate::providers::partial_json::json_parse;
 use crate::providers::transform::transform_messages;
 use pi_tool_core::Content;
 
@@ -288,7 +288,7 @@ fn assistant_items(
                 thinking_signature, ..
             } => {
                 if let Some(signature) = thinking_signature.as_deref().filter(|s| !s.is_empty()) {
-                    output.push(js_json::parse(signature)?);
+                    output.push(json_parse(signature)?);
                 }
             }
             AssistantContent::Text {

@@ -17,7 +17,7 @@ use super::value::{MapKey, display, join_element, member, optional, string, trut
 use crate::js;
 use crate::model::{AssistantContent, Model, StopReason, ToolCall};
 use crate::providers::cost::calculate_cost;
-use crate::providers::js_json;
+use crate::providers::partial_json::json_parse;
 use crate::providers::partial_json::{StreamingArguments, parse_streaming_json};
 use crate::providers::stream::Output;
 
@@ -521,7 +521,7 @@ impl ResponsesEvents {
             if signature.is_empty() {
                 continue;
             }
-            let Ok(Value::Object(mut stored)) = js_json::parse(signature) else {
+            let Ok(Value::Object(mut stored)) = json_parse(signature) else {
                 continue;
             };
             if truthy(stored.get("encrypted_content")) {
@@ -773,7 +773,7 @@ mod tests {
         ])
         .await;
         assert_eq!(result, Ok(()));
-        let kinds: Vec<_> = events.iter().map(|e| e.type_name()).collect();
+        let kinds: Vec<_> = events.iter().map(|e| e.name()).collect();
         assert_eq!(kinds, ["toolcall_start", "toolcall_delta"]);
         let call = message.tool_calls().next().unwrap();
         assert_eq!(*call.arguments, json!({"b": 2}));
@@ -803,7 +803,7 @@ mod tests {
             *message.tool_calls().next().unwrap().arguments,
             json!({"input": "abc"})
         );
-        assert_eq!(events.last().unwrap().type_name(), "toolcall_end");
+        assert_eq!(events.last().unwrap().name(), "toolcall_end");
     }
 
     #[tokio::test]

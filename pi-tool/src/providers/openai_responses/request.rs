@@ -16,7 +16,7 @@ use crate::model::{
     ApiKey, CacheRetention, Context, Message, Model, StreamOptions, ThinkingLevel, ToolChoice,
 };
 use crate::providers::http::user_agent;
-use crate::providers::options::{base_max_tokens, merged_sampling_params};
+use crate::providers::options::{base_max_tokens, cache_retention, merged_sampling_params};
 use pi_tool_core::Content;
 
 /// OpenAI Responses rejects `max_output_tokens` below 16.
@@ -57,7 +57,7 @@ pub(super) fn build_request(
     compat: &OpenAiResponsesCompat,
     api_key: &ApiKey,
 ) -> Result<Request, String> {
-    let cache_retention = resolve_cache_retention(options);
+    let cache_retention = cache_retention(options);
     let body = build_params(model, context, options, compat, cache_retention)?;
     let url = request_url(&model.base_url)?;
     let session_id = options
@@ -87,19 +87,6 @@ fn request_url(base_url: &str) -> Result<String, String> {
     match reqwest::Url::parse(&url) {
         Ok(_) => Ok(url),
         Err(_) => Err("Invalid URL".to_owned()),
-    }
-}
-
-/// `resolveCacheRetention`: the option, else `long` when `PI_CACHE_RETENTION=long`, else
-/// `short`.
-fn resolve_cache_retention(options: &StreamOptions) -> CacheRetention {
-    if let Some(retention) = options.cache_retention {
-        return retention;
-    }
-    if std::env::var("PI_CACHE_RETENTION").is_ok_and(|v| v == "long") {
-        CacheRetention::Long
-    } else {
-        CacheRetention::Short
     }
 }
 

@@ -318,3 +318,39 @@ fn streaming_time_per_byte_is_flat() {
         large * 1e9
     );
 }
+
+// `JSON.parse` as the providers use it (SSE `data:` lines, stored signatures).
+/// What the SSE reader reports for a bad `data:` line: Node 22's texts.
+#[test]
+fn messages_are_node_22s() {
+    let cases = [
+        ("", "Unexpected end of JSON input"),
+        (
+            "{not json}",
+            "Expected property name or '}' in JSON at position 1 (line 1 column 2)",
+        ),
+        ("[1,]", "Unexpected token ']', \"[1,]\" is not valid JSON"),
+        (
+            "\"\u{1F600}\" x",
+            "Unexpected non-whitespace character after JSON at position 5 (line 1 column 6)",
+        ),
+    ];
+    for (text, message) in cases {
+        assert_eq!(json_parse(text), Err(message.to_owned()), "{text:?}");
+    }
+    assert_eq!(json_parse("{\"a\":1.0}"), Ok(serde_json::json!({"a": 1})));
+}
+
+#[test]
+fn hostile_nesting_is_refused_not_a_stack_overflow() {
+    let deep = format!("{}{}", "[".repeat(200_000), "]".repeat(200_000));
+    assert_eq!(
+        json_parse(&deep),
+        Err("JSON nested deeper than 128 levels".to_owned())
+    );
+    let fine = format!("{}{}", "[".repeat(128), "]".repeat(128));
+    assert!(json_parse(&fine).is_ok());
+    // Brackets inside strings do not count.
+    let quoted = format!("[\"{}\\\"\"]", "[".repeat(5000));
+    assert!(json_parse(&quoted).is_ok());
+}

@@ -21,7 +21,7 @@ pub async fn named(call_id: &str) -> Result<String, ToolError> {
 /// Named with Pi's name.
 #[pi_tool]
 pub async fn pi_named(_tool_call_id: &str, signal: pi_tool::AbortSignal) -> Result<String, ToolError> {
-    signal.throw_if_aborted()?;
+    signal.check()?;
     Ok(String::new())
 }
 

@@ -35,7 +35,7 @@ pub async fn get_weather(
     on_update: OnUpdate<WeatherDetails>,
 ) -> Result<AgentToolResult<WeatherDetails>, ToolError> {
     let _ = (call_id, signal, params.unit);
-    on_update.call(AgentToolResult::text("Checking...", WeatherDetails { phase: "lookup", city: params.city.clone() }));
+    on_update.send(AgentToolResult::text("Checking...", WeatherDetails { phase: "lookup", city: params.city.clone() }));
     Ok(AgentToolResult::text("18", WeatherDetails { phase: "done", city: params.city }))
 }
 

@@ -32,8 +32,8 @@ impl Jobs {
         on_update: OnUpdate<Progress>,
         ctx: ExtensionContext,
     ) -> Result<AgentToolResult<Progress>, ToolError> {
-        signal.throw_if_aborted()?;
-        on_update.call(AgentToolResult::text("started", Progress { done: 0 }));
+        signal.check()?;
+        on_update.send(AgentToolResult::text("started", Progress { done: 0 }));
         Ok(AgentToolResult::text(
             format!("{}{call_id}: {} in {}", self.prefix, params.job, ctx.cwd().display()),
             Progress { done: 1 },
