@@ -1,6 +1,6 @@
 //! One MCP tool as an [`AgentTool`].
 
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use pi_tool_core::schema::{ToolSchema, normalize};
@@ -18,7 +18,6 @@ use sha2::{Digest, Sha256};
 
 use super::connection::Connection;
 use super::result::{progress_update, tool_result};
-use super::toolset::State;
 
 /// How many input-required rounds (2026-07-28) one call may take.
 const MAX_INPUT_ROUNDS: usize = 8;
@@ -27,6 +26,13 @@ const MAX_INPUT_ROUNDS: usize = 8;
 const CANCEL_SEND: Duration = Duration::from_secs(1);
 
 /// A tool of an MCP server.
+/// The definitions a toolset approved, as a tool checks them before each call. The
+/// toolset's state implements it, so a tool does not depend on the toolset.
+pub(crate) trait Pins: Send + Sync {
+    /// Whether a tool approved with `digest` may be called now; otherwise why not.
+    fn callable(&self, original: &str, digest: &str) -> Result<(), String>;
+}
+
 pub(crate) struct McpTool {
     pub(crate) spec: ToolSpec,
     pub(crate) original: String,
@@ -35,7 +41,7 @@ pub(crate) struct McpTool {
     conn: Arc<Connection>,
     /// Weak: the toolset's state holds its tools. Gone with the toolset, after which
     /// nothing can change the pinned definitions any more.
-    state: Weak<Mutex<State>>,
+    state: Weak<dyn Pins>,
 }
 
 /// The digest a tool's definition is pinned by: its name, description, input schema,
@@ -94,7 +100,7 @@ fn effects(tool: &rmcp::model::Tool, trusted: bool) -> ToolAnnotations {
 impl McpTool {
     pub(crate) fn new(
         conn: Arc<Connection>,
-        state: Weak<Mutex<State>>,
+        state: Weak<dyn Pins>,
         name: String,
         tool: &rmcp::model::Tool,
         trusted: bool,
@@ -160,7 +166,6 @@ impl McpTool {
         let Some(state) = self.state.upgrade() else {
             return Ok(());
         };
-        let state = state.lock().unwrap_or_else(PoisonError::into_inner);
         state
             .callable(&self.original, &self.digest)
             .map_err(|why| self.error(format!("tool {} {why}", self.spec.name)))

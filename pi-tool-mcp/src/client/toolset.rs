@@ -10,7 +10,7 @@ use tokio::sync::watch;
 
 use super::connection::Connection;
 use super::listen;
-use super::tool::{McpTool, digest};
+use super::tool::{McpTool, Pins, digest};
 use super::{McpClientError, McpServer, names};
 
 /// Which of a server's tools are offered, approved and pinned.
@@ -27,6 +27,14 @@ pub(crate) struct State {
     tools: BTreeMap<String, Arc<McpTool>>,
     /// Tools whose listed definition differs from the approved one.
     pending: BTreeMap<String, Arc<McpTool>>,
+}
+
+impl Pins for Mutex<State> {
+    fn callable(&self, original: &str, digest: &str) -> Result<(), String> {
+        self.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .callable(original, digest)
+    }
 }
 
 impl State {
@@ -339,7 +347,7 @@ impl McpToolset {
                 let make = || {
                     Arc::new(McpTool::new(
                         self.inner.conn.clone(),
-                        Arc::downgrade(&self.inner.state),
+                        Arc::downgrade(&self.inner.state) as Weak<dyn Pins>,
                         name.clone(),
                         tool,
                         server.trusted,
