@@ -32,10 +32,6 @@ const CRATES: [&str; 5] = [
     "pi-tool-mcp",
 ];
 
-/// Crates whose module cycles are being broken up on a branch of their own (issue 29):
-/// their tables are checked, their cycles not yet. Empty once the branches land.
-const CYCLES_BEING_REMOVED: [&str; 1] = ["pi-tool-macros"];
-
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
@@ -310,9 +306,8 @@ fn problems(krate: &str) -> Vec<String> {
     let architecture = fs::read_to_string(root.join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
     let actual = by_parent(&sibling_edges(&root.join(krate).join("src")));
     let mut problems = Vec::new();
-    let cycles_checked = !CYCLES_BEING_REMOVED.contains(&krate);
     for (parent, edges) in &actual {
-        if let Some(cycle) = cycle(edges).filter(|_| cycles_checked) {
+        if let Some(cycle) = cycle(edges) {
             let cycle: Vec<String> = cycle.iter().map(|m| shown(parent, m)).collect();
             problems.push(format!("{krate}: a module cycle: {}", cycle.join(" -> ")));
         }
@@ -348,7 +343,7 @@ fn problems(krate: &str) -> Vec<String> {
                 }
             }
         }
-        if let Some(cycle) = cycle(table).filter(|_| cycles_checked) {
+        if let Some(cycle) = cycle(table) {
             problems.push(format!(
                 "{krate}: the table has a cycle: {}",
                 cycle.join(" -> ")
