@@ -143,6 +143,8 @@ pub mod model;
 )]
 pub mod providers;
 pub mod session;
+#[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
 
 // The tool contract: everything the core exports, at the same paths, in one line so that
