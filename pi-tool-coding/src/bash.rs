@@ -13,7 +13,7 @@ use tokio::time::Instant;
 
 use crate::js;
 use crate::output::{OutputAccumulator, Snapshot};
-use crate::truncate::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, Truncation, format_size};
+use crate::truncate::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncatedOutput, format_size};
 
 /// Pi's `BASH_UPDATE_THROTTLE_MS`.
 const UPDATE_THROTTLE: Duration = Duration::from_millis(100);
@@ -42,7 +42,7 @@ pub struct BashParams {
 pub struct BashDetails {
     /// What the tail truncation did.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub truncation: Option<Truncation>,
+    pub truncation: Option<TruncatedOutput>,
     /// The temporary file holding every byte of the output.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub full_output_path: Option<PathBuf>,

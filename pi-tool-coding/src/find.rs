@@ -10,7 +10,9 @@ use pi_tool_core::{AbortSignal, JsonSchema, ToolError};
 use serde::{Deserialize, Serialize};
 
 use crate::js;
-use crate::truncate::{DEFAULT_MAX_BYTES, NO_LINE_LIMIT, Truncation, format_size, truncate_head};
+use crate::truncate::{
+    DEFAULT_MAX_BYTES, NO_LINE_LIMIT, TruncatedOutput, format_size, truncate_head,
+};
 
 const DEFAULT_LIMIT: f64 = 1000.0;
 
@@ -41,7 +43,7 @@ pub struct FindDetails {
     pub result_limit_reached: Option<f64>,
     /// The byte truncation, when the output was cut.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub truncation: Option<Truncation>,
+    pub truncation: Option<TruncatedOutput>,
 }
 
 fn inside_git_repo(start: &Path) -> bool {
@@ -64,18 +66,12 @@ pub(crate) fn run_blocking(
     );
     let limit = params.limit.unwrap_or(DEFAULT_LIMIT);
     if !search_path.is_dir() {
-        // fd's own refusal, which Pi passes on.
-        return Err(ToolError::new(if search_path.exists() {
-            format!(
-                "[fd error]: The search path '{}' is not a directory.",
-                search_path.display()
-            )
-        } else {
-            format!(
-                "[fd error]: Search path '{}' is not a directory.",
-                search_path.display()
-            )
-        }));
+        // fd's own refusal, which Pi passes on (fd's stderr, trimmed): the same two lines
+        // for a path that is missing and for one that is a file.
+        return Err(ToolError::new(format!(
+            "[fd error]: Search path '{}' is not a directory.\n[fd error]: No valid search paths given.",
+            search_path.display()
+        )));
     }
     // Pi passes `String(limit)` to `fd --max-results`, which takes a whole number and
     // treats 0 as no limit.

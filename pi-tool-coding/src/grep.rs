@@ -16,7 +16,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::js;
 use crate::truncate::{
-    DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, NO_LINE_LIMIT, Truncation, format_size, truncate_head,
+    DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, NO_LINE_LIMIT, TruncatedOutput, format_size,
+    truncate_head,
 };
 
 const DEFAULT_LIMIT: f64 = 100.0;
@@ -64,7 +65,7 @@ pub struct GrepDetails {
     pub match_limit_reached: Option<f64>,
     /// The byte truncation, when the output was cut.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub truncation: Option<Truncation>,
+    pub truncation: Option<TruncatedOutput>,
     /// Whether some lines were cut to 500 characters.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lines_truncated: Option<bool>,

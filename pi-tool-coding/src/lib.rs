@@ -45,6 +45,13 @@
 //! | `find` | read-only | names matching a glob, as `fd` finds them for Pi (`.gitignore` applied, `/` after directories) |
 //! | `ls` | read-only | one directory, sorted as Pi sorts (ICU collation of the lower-cased names) |
 //!
+//! Each tool declares its effects for hosts that show or gate them (MCP clients read
+//! them as annotations): `read`, `grep`, `find` and `ls` are read-only, `edit` and
+//! `write` destructive, and all six act on local files only (`open_world = false`);
+//! `bash` is destructive and, since a command may reach anything, left open-world. Each
+//! has a title for people (`Read file`, `Run bash command`, `Edit file`, `Write file`,
+//! `Search file contents`, `Find files`, `List directory`); the label stays Pi's.
+//!
 //! `write` and `edit` calls on one file run one after the other (Pi's mutation queue);
 //! a file is replaced through a temporary file and a rename, so an interrupted call never
 //! leaves half a file.
@@ -55,6 +62,23 @@
 //! options)` sets: `autoResizeImages` for `read`, `commandPrefix` and `shellPath` for
 //! `bash`. [`pack`] is `CodingTools::new(CodingOptions::default()).pack()`.
 //!
+//! # Confined to a directory
+//!
+//! Pi's tools take any path (absolute, `~/...`, `../..`), and so does [`pack`].
+//! [`pack_confined`] (or [`CodingTools::pack_confined`]) is the pack for a model you do
+//! not trust with the whole file system: every path must stay inside the root once
+//! resolved, symbolic links followed, or the call fails with [`OUTSIDE_ROOT`]; `bash`
+//! is left out, since a shell command cannot be confined by its text.
+//!
+//! ```
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let root = std::env::temp_dir();
+//! let pack = pi_tool_coding::pack_confined(&root);
+//! assert_eq!(pack.names().collect::<Vec<_>>(), ["read", "edit", "write", "grep", "find", "ls"]);
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! # Where the pack differs from Pi
 //!
 //! `docs/differences-from-pi.md` in the repository lists each difference and its test: a
@@ -64,6 +88,7 @@
 //! variables (a pack does not know the session's id).
 
 mod bash;
+mod confine;
 mod diff;
 mod edit;
 mod find;
@@ -79,7 +104,7 @@ mod shape;
 mod truncate;
 mod write;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use pi_tool_core::context::ExtensionContext;
@@ -89,13 +114,14 @@ use pi_tool_core::{
 };
 
 pub use bash::{BashDetails, BashParams};
+pub use confine::OUTSIDE_ROOT;
 pub use edit::{EditDetails, EditItem, EditParams};
 pub use find::{FindDetails, FindParams};
 pub use grep::{GrepDetails, GrepParams};
 pub use ls::{LsDetails, LsParams};
 pub use paths::resolve_to_cwd;
 pub use read::{ReadDetails, ReadParams};
-pub use truncate::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, GREP_MAX_LINE_LENGTH, Truncation};
+pub use truncate::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, GREP_MAX_LINE_LENGTH, TruncatedOutput};
 pub use write::WriteParams;
 
 /// The options Pi's `createTool(name, cwd, options)` takes, for the JSON-serialisable
@@ -176,6 +202,22 @@ async fn blocking<T: Send + 'static>(
     }
 }
 
+/// `grep`, `find` and `ls`: a walk of the file system against the call's directory, on a
+/// blocking thread, whose text is the result's one content block.
+async fn listing<D: Send + 'static>(
+    signal: AbortSignal,
+    ctx: &ExtensionContext,
+    walk: impl FnOnce(&std::path::Path, &AbortSignal) -> Result<(String, D), ToolError> + Send + 'static,
+) -> Result<AgentToolResult<D>, ToolError> {
+    if signal.is_aborted() {
+        return Err(aborted());
+    }
+    let cwd = ctx.cwd().to_path_buf();
+    let inner = signal.clone();
+    let (text, details) = blocking(&signal, move || walk(&cwd, &inner)).await?;
+    Ok(AgentToolResult::new(vec![Content::text(text)], details))
+}
+
 fn aborted() -> ToolError {
     ToolError::new("Operation aborted")
 }
@@ -186,9 +228,11 @@ impl CodingTools {
     #[pi_tool(
         name = "read",
         label = "read",
+        title = "Read file",
         prompt_snippet = "Read file contents",
         prompt_guidelines = ["Use read to examine files instead of cat or sed."],
-        read_only
+        read_only,
+        open_world = false
     )]
     pub async fn read(
         &self,
@@ -219,6 +263,7 @@ impl CodingTools {
     #[pi_tool(
         name = "bash",
         label = "bash",
+        title = "Run bash command",
         prompt_snippet = "Execute bash commands (ls, grep, find, etc.)",
         prompt_guidelines = ["You can inspect PI_* environment variables for current model and session details."],
         destructive
@@ -243,6 +288,7 @@ impl CodingTools {
     #[pi_tool(
         name = "powershell",
         label = "powershell",
+        title = "Run PowerShell command",
         prompt_snippet = "Execute PowerShell commands",
         prompt_guidelines = ["You can inspect PI_* environment variables for current model and session details."],
         destructive
@@ -270,6 +316,7 @@ impl CodingTools {
     #[pi_tool(
         name = "edit",
         label = "edit",
+        title = "Edit file",
         prompt_snippet = "Make precise file edits with exact text replacement, including multiple disjoint edits in one call",
         prompt_guidelines = [
             "Use edit for precise changes (edits[].oldText must match exactly)",
@@ -277,7 +324,8 @@ impl CodingTools {
             "Each edits[].oldText is matched against the original file, not after earlier edits are applied. Do not emit overlapping or nested edits. Merge nearby changes into one edit.",
             "Keep edits[].oldText as small as possible while still being unique in the file. Do not pad with large unchanged regions."
         ],
-        destructive
+        destructive,
+        open_world = false
     )]
     pub async fn edit(
         &self,
@@ -365,9 +413,11 @@ impl CodingTools {
     #[pi_tool(
         name = "write",
         label = "write",
+        title = "Write file",
         prompt_snippet = "Create or overwrite files",
         prompt_guidelines = ["Use write only for new files or complete rewrites."],
-        destructive
+        destructive,
+        open_world = false
     )]
     pub async fn write(
         &self,
@@ -414,8 +464,10 @@ impl CodingTools {
     #[pi_tool(
         name = "grep",
         label = "grep",
+        title = "Search file contents",
         prompt_snippet = "Search file contents for patterns (respects .gitignore)",
-        read_only
+        read_only,
+        open_world = false
     )]
     pub async fn grep(
         &self,
@@ -423,22 +475,20 @@ impl CodingTools {
         signal: AbortSignal,
         ctx: ExtensionContext,
     ) -> Result<AgentToolResult<Option<GrepDetails>>, ToolError> {
-        if signal.is_aborted() {
-            return Err(aborted());
-        }
-        let cwd = ctx.cwd().to_path_buf();
-        let inner = signal.clone();
-        let (text, details) =
-            blocking(&signal, move || grep::run_blocking(&params, &cwd, &inner)).await?;
-        Ok(AgentToolResult::new(vec![Content::text(text)], details))
+        listing(signal, &ctx, move |cwd, signal| {
+            grep::run_blocking(&params, cwd, signal)
+        })
+        .await
     }
 
     /// Search for files by glob pattern. Returns matching file paths relative to the search directory. Respects .gitignore. Output is truncated to 1000 results or 50KB (whichever is hit first).
     #[pi_tool(
         name = "find",
         label = "find",
+        title = "Find files",
         prompt_snippet = "Find files by glob pattern (respects .gitignore)",
-        read_only
+        read_only,
+        open_world = false
     )]
     pub async fn find(
         &self,
@@ -446,22 +496,20 @@ impl CodingTools {
         signal: AbortSignal,
         ctx: ExtensionContext,
     ) -> Result<AgentToolResult<Option<FindDetails>>, ToolError> {
-        if signal.is_aborted() {
-            return Err(aborted());
-        }
-        let cwd = ctx.cwd().to_path_buf();
-        let inner = signal.clone();
-        let (text, details) =
-            blocking(&signal, move || find::run_blocking(&params, &cwd, &inner)).await?;
-        Ok(AgentToolResult::new(vec![Content::text(text)], details))
+        listing(signal, &ctx, move |cwd, signal| {
+            find::run_blocking(&params, cwd, signal)
+        })
+        .await
     }
 
     /// List directory contents. Returns entries sorted alphabetically, with '/' suffix for directories. Includes dotfiles. Output is truncated to 500 entries or 50KB (whichever is hit first).
     #[pi_tool(
         name = "ls",
         label = "ls",
+        title = "List directory",
         prompt_snippet = "List directory contents",
-        read_only
+        read_only,
+        open_world = false
     )]
     pub async fn ls(
         &self,
@@ -469,14 +517,10 @@ impl CodingTools {
         signal: AbortSignal,
         ctx: ExtensionContext,
     ) -> Result<AgentToolResult<Option<LsDetails>>, ToolError> {
-        if signal.is_aborted() {
-            return Err(aborted());
-        }
-        let cwd = ctx.cwd().to_path_buf();
-        let inner = signal.clone();
-        let (text, details) =
-            blocking(&signal, move || ls::run_blocking(&params, &cwd, &inner)).await?;
-        Ok(AgentToolResult::new(vec![Content::text(text)], details))
+        listing(signal, &ctx, move |cwd, signal| {
+            ls::run_blocking(&params, cwd, signal)
+        })
+        .await
     }
 }
 
@@ -523,7 +567,27 @@ pub fn pack() -> ToolPack {
     Arc::new(CodingTools::default()).pack()
 }
 
+/// The coding tools with the default options, confined to `root`
+/// ([`CodingTools::pack_confined`]).
+pub fn pack_confined(root: impl AsRef<Path>) -> ToolPack {
+    Arc::new(CodingTools::default()).pack_confined(root)
+}
+
 impl CodingTools {
+    /// The tools of [`pack`](Self::pack) but `bash`, confined to `root`: a call whose
+    /// `path` resolves outside `root` (through `..`, an absolute or `~` path, or a
+    /// symbolic link anywhere on the way) fails with [`OUTSIDE_ROOT`] before the tool
+    /// runs. `bash` is left out because a shell command cannot be confined by its text.
+    ///
+    /// A call without a session's context runs with `root` as its directory (relative
+    /// paths resolve against it); a call with one resolves against the context's
+    /// directory, as the tool does, and is checked there. Pi's own tools are not confined:
+    /// this is for a host that gives the tools to a model it does not trust with the rest
+    /// of the file system.
+    pub fn pack_confined(self: &Arc<Self>, root: impl AsRef<Path>) -> ToolPack {
+        confine::confine(&self.pack(), root.as_ref())
+    }
+
     /// The built-in tools of Pi's session, in the order of its registry: `read`, `bash`,
     /// `powershell`, `edit`, `write`, `grep`, `find`, `ls` (Pi's
     /// `createAllToolDefinitions`). `powershell` is there because Pi registers it on

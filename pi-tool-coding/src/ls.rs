@@ -9,7 +9,9 @@ use pi_tool_core::{AbortSignal, JsonSchema, ToolError};
 use serde::{Deserialize, Serialize};
 
 use crate::js;
-use crate::truncate::{DEFAULT_MAX_BYTES, NO_LINE_LIMIT, Truncation, format_size, truncate_head};
+use crate::truncate::{
+    DEFAULT_MAX_BYTES, NO_LINE_LIMIT, TruncatedOutput, format_size, truncate_head,
+};
 
 const DEFAULT_LIMIT: f64 = 500.0;
 
@@ -38,7 +40,7 @@ pub struct LsDetails {
     pub entry_limit_reached: Option<f64>,
     /// The byte truncation, when the output was cut.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub truncation: Option<Truncation>,
+    pub truncation: Option<TruncatedOutput>,
 }
 
 fn collator() -> Option<CollatorBorrowed<'static>> {

@@ -7,12 +7,12 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
-use crate::truncate::{Truncation, truncate_tail};
+use crate::truncate::{TruncatedOutput, truncate_tail};
 
 /// A view of the output so far: the tail to show, the truncation, the full-output file.
 pub(crate) struct Snapshot {
     pub content: String,
-    pub truncation: Truncation,
+    pub truncation: TruncatedOutput,
     pub full_output_path: Option<PathBuf>,
 }
 

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::image::{self, Processed, SNIFF_BYTES};
 use crate::js;
 use crate::truncate::{
-    DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, Truncation, format_size, truncate_head,
+    DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncatedOutput, format_size, truncate_head,
 };
 
 /// Arguments of `read`.
@@ -35,7 +35,7 @@ pub struct ReadParams {
 #[non_exhaustive]
 pub struct ReadDetails {
     /// What the truncation did.
-    pub truncation: Truncation,
+    pub truncation: TruncatedOutput,
 }
 
 pub(crate) struct ReadOutput {

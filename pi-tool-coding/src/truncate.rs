@@ -13,10 +13,11 @@ pub const GREP_MAX_LINE_LENGTH: usize = 500;
 pub(crate) const NO_LINE_LIMIT: usize = 9_007_199_254_740_991;
 
 /// What a truncation did (Pi's `TruncationResult`), as tools report it in `details`.
+#[doc(alias = "TruncationResult")]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
-pub struct Truncation {
+pub struct TruncatedOutput {
     /// The text kept.
     pub content: String,
     /// Whether anything was cut.
@@ -53,8 +54,8 @@ fn split_lines(content: &str) -> Vec<&str> {
     lines
 }
 
-fn untouched(content: &str, lines: usize, max_lines: usize, max_bytes: usize) -> Truncation {
-    Truncation {
+fn untouched(content: &str, lines: usize, max_lines: usize, max_bytes: usize) -> TruncatedOutput {
+    TruncatedOutput {
         content: content.to_owned(),
         truncated: false,
         truncated_by: None,
@@ -71,7 +72,7 @@ fn untouched(content: &str, lines: usize, max_lines: usize, max_bytes: usize) ->
 
 /// Keeps the first lines that fit (Pi's `truncateHead`); never a partial line. Lines are
 /// walked lazily, so a large input costs one pass and a copy of what is kept.
-pub fn truncate_head(content: &str, max_lines: usize, max_bytes: usize) -> Truncation {
+pub fn truncate_head(content: &str, max_lines: usize, max_bytes: usize) -> TruncatedOutput {
     let newlines = memchr::memchr_iter(b'\n', content.as_bytes()).count();
     let total_lines = if content.is_empty() {
         0
@@ -85,7 +86,7 @@ pub fn truncate_head(content: &str, max_lines: usize, max_bytes: usize) -> Trunc
     }
     let mut lines = content.split('\n').take(total_lines);
     if lines.clone().next().is_some_and(|l| l.len() > max_bytes) {
-        return Truncation {
+        return TruncatedOutput {
             content: String::new(),
             truncated: true,
             truncated_by: Some("bytes"),
@@ -116,7 +117,7 @@ pub fn truncate_head(content: &str, max_lines: usize, max_bytes: usize) -> Trunc
     }
     // The kept lines are a prefix of the input: `bytes` of them, joined by their own `\n`s.
     let out = content[..bytes].to_owned();
-    Truncation {
+    TruncatedOutput {
         output_bytes: out.len(),
         content: out,
         truncated: true,
@@ -133,7 +134,7 @@ pub fn truncate_head(content: &str, max_lines: usize, max_bytes: usize) -> Trunc
 
 /// Keeps the last lines that fit (Pi's `truncateTail`); one over-long last line is kept
 /// as its end.
-pub fn truncate_tail(content: &str, max_lines: usize, max_bytes: usize) -> Truncation {
+pub fn truncate_tail(content: &str, max_lines: usize, max_bytes: usize) -> TruncatedOutput {
     let lines = split_lines(content);
     let total_lines = lines.len();
     if total_lines <= max_lines && content.len() <= max_bytes {
@@ -170,7 +171,7 @@ pub fn truncate_tail(content: &str, max_lines: usize, max_bytes: usize) -> Trunc
     }
     kept.reverse();
     let out = kept.join("\n");
-    Truncation {
+    TruncatedOutput {
         output_bytes: out.len(),
         content: out,
         truncated: true,

@@ -483,3 +483,61 @@ async fn grep_limits_pick_the_first_matches_in_path_order() {
         "d0/f00.txt:1: hit a\nd0/f00.txt:3: hit b\nd0/f07.txt:1: hit a\nd0/f07.txt:3: hit b\nd0/f14.txt:1: hit a\n\n[5 matches limit reached. Use limit=10 for more, or refine pattern]"
     );
 }
+
+#[tokio::test]
+async fn find_in_a_missing_directory_or_a_file_fails_with_fds_two_lines() {
+    let dir = Dir::new("find-not-a-dir");
+    std::fs::write(dir.0.join("file.txt"), "x").unwrap();
+    for path in ["missing", "file.txt"] {
+        let error = call("find", json!({"pattern": "*", "path": path}), &dir.0)
+            .await
+            .unwrap_err();
+        let absolute = dir.0.join(path);
+        assert_eq!(
+            error.message(),
+            format!(
+                "[fd error]: Search path '{}' is not a directory.\n[fd error]: No valid search paths given.",
+                absolute.display()
+            )
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_confined_pack_refuses_paths_outside_its_root_and_runs_in_it() {
+    let dir = Dir::new("confined");
+    std::fs::create_dir_all(dir.0.join("root")).unwrap();
+    std::fs::write(dir.0.join("secret.txt"), "secret").unwrap();
+    std::fs::write(dir.0.join("root/notes.txt"), "notes").unwrap();
+    let root = dir.0.join("root");
+    let pack = pi_tool_coding::pack_confined(&root);
+    assert_eq!(
+        pack.names().collect::<Vec<_>>(),
+        ["read", "edit", "write", "grep", "find", "ls"]
+    );
+    let read = pack.get("read").unwrap();
+    let run = |path: &str| {
+        let args = json!({ "path": path });
+        let read = read.clone();
+        async move {
+            let args = read.check_arguments(&args)?.into_owned();
+            // No context: the root is the call's directory.
+            let call = ToolInvocation::new("t", &args, AbortSignal::never(), OnUpdate::none());
+            read.execute(call).await
+        }
+    };
+    assert_eq!(text(&run("notes.txt").await.unwrap()), "notes");
+    for outside in [
+        "../secret.txt",
+        &*dir.0.join("secret.txt").to_string_lossy(),
+    ] {
+        let error = run(outside).await.unwrap_err();
+        assert_eq!(error.message(), pi_tool_coding::OUTSIDE_ROOT, "{outside}");
+    }
+    let write = pack.get("write").unwrap();
+    let args = json!({"path": "../escaped.txt", "content": "x"});
+    let args = write.check_arguments(&args).unwrap().into_owned();
+    let call = ToolInvocation::new("t", &args, AbortSignal::never(), OnUpdate::none());
+    assert!(write.execute(call).await.is_err());
+    assert!(!dir.0.join("escaped.txt").exists());
+}
