@@ -123,7 +123,8 @@ pub mod __private;
 #[doc(hidden)]
 pub mod __runtime;
 
-// The macros as re-exported from the core: their generated code names `::pi_tool_core`.
+// The pack macros of the core (documented items of this crate): their generated code
+// names `::pi_tool_core`, so a pack that depends on the core alone needs no `crate` key.
 pub use pi_tool_macros::{
     core_output as output, core_params as params, core_pi_tool as pi_tool,
     core_pi_tools as pi_tools,

@@ -85,8 +85,9 @@ pub fn tool_pack_items(input: TokenStream) -> TokenStream {
 // code names `::pi_tool_core`. A proc macro cannot see the path it was called through,
 // so the crate each entry point serves is its argument to the pipeline.
 
-/// `pi_tool_core::pi_tool`: [`pi_tool`](macro@pi_tool) for a pack on `pi-tool-core`
-/// alone (generated code names `::pi_tool_core` unless `crate = "..."` says otherwise).
+/// `pi_tool_core::pi_tool`, the same attribute as `pi_tool::pi_tool` for a pack that
+/// depends on `pi-tool-core` alone: its generated code names `::pi_tool_core` (unless a
+/// `crate = "..."` key says otherwise).
 #[doc = ""]
 #[doc = include_str!("../docs/pi_tool.md")]
 #[proc_macro_attribute]
@@ -94,8 +95,9 @@ pub fn core_pi_tool(args: TokenStream, input: TokenStream) -> TokenStream {
     free::expand(args.into(), input.into(), Home::Core).into()
 }
 
-/// `pi_tool_core::pi_tools`: [`pi_tools`](macro@pi_tools) for a pack on `pi-tool-core`
-/// alone (generated code names `::pi_tool_core` unless `crate = "..."` says otherwise).
+/// `pi_tool_core::pi_tools`, the same attribute as `pi_tool::pi_tools` for a pack that
+/// depends on `pi-tool-core` alone: its generated code names `::pi_tool_core` (unless a
+/// `crate = "..."` key says otherwise).
 #[doc = ""]
 #[doc = include_str!("../docs/pi_tools.md")]
 #[proc_macro_attribute]
@@ -103,8 +105,9 @@ pub fn core_pi_tools(args: TokenStream, input: TokenStream) -> TokenStream {
     block::expand(args.into(), input.into(), Home::Core).into()
 }
 
-/// `pi_tool_core::params`: [`params`](macro@params) for a pack on `pi-tool-core` alone
-/// (generated code names `::pi_tool_core` unless `crate = "..."` says otherwise).
+/// `pi_tool_core::params`, the same attribute as `pi_tool::params` for a pack that
+/// depends on `pi-tool-core` alone: its generated code names `::pi_tool_core` (unless a
+/// `crate = "..."` key says otherwise).
 #[doc = ""]
 #[doc = include_str!("../docs/params.md")]
 #[proc_macro_attribute]
@@ -112,8 +115,9 @@ pub fn core_params(args: TokenStream, input: TokenStream) -> TokenStream {
     params::expand(args.into(), input.into(), params::Kind::Params, Home::Core).into()
 }
 
-/// `pi_tool_core::output`: [`output`](macro@output) for a pack on `pi-tool-core` alone
-/// (generated code names `::pi_tool_core` unless `crate = "..."` says otherwise).
+/// `pi_tool_core::output`, the same attribute as `pi_tool::output` for a pack that
+/// depends on `pi-tool-core` alone: its generated code names `::pi_tool_core` (unless a
+/// `crate = "..."` key says otherwise).
 #[doc = ""]
 #[doc = include_str!("../docs/output.md")]
 #[proc_macro_attribute]
