@@ -38,7 +38,8 @@ pub struct FindParams {
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct FindDetails {
-    /// The result limit, when it was reached.
+    /// The result limit, when it was reached: the call's `limit` (or the default) as Pi
+    /// echoes it, a JSON number that the schema lets be fractional, hence not an integer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub result_limit_reached: Option<f64>,
     /// The byte truncation, when the output was cut.

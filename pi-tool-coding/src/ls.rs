@@ -35,7 +35,8 @@ pub struct LsParams {
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct LsDetails {
-    /// The entry limit, when it was reached.
+    /// The entry limit, when it was reached: the call's `limit` (or the default) as Pi
+    /// echoes it, a JSON number that the schema lets be fractional, hence not an integer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub entry_limit_reached: Option<f64>,
     /// The byte truncation, when the output was cut.
