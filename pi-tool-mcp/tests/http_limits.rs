@@ -370,3 +370,42 @@ async fn a_shutdown_aborts_a_call_still_running_at_the_deadline() {
         "the tool saw its abort signal"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_past_its_calls_in_flight_gets_429() {
+    let mut limits = HttpLimits::default();
+    limits.max_calls_per_session = 1;
+    let address = start(server(Arc::default()).with_http_limits(limits)).await;
+    let answer = post(address, "", &initialize(0)).await;
+    let session = header(&answer, "mcp-session-id").unwrap().to_owned();
+    let extra = format!("Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\n");
+    let call = |id: i64, ms: u64| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": "sleep", "arguments": {"ms": ms}}})
+    };
+    let slow = {
+        let extra = extra.clone();
+        let call = call(1, 800);
+        tokio::spawn(async move { post(address, &extra, &call).await })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let refused = post(address, &extra, &call(2, 0)).await;
+    assert!(refused.starts_with("HTTP/1.1 429"), "{refused:?}");
+    assert!(header(&refused, "retry-after").is_some(), "{refused:?}");
+    assert_eq!(json_body(&refused)["id"], 2, "{refused}");
+    // Other requests of the session are served meanwhile.
+    let list = post(
+        address,
+        &extra,
+        &json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}),
+    )
+    .await;
+    assert_eq!(
+        json_body(&list)["result"]["tools"][0]["name"],
+        "sleep",
+        "{list}"
+    );
+    assert!(slow.await.unwrap().contains("done"));
+    let again = post(address, &extra, &call(4, 0)).await;
+    assert!(again.contains("done"), "the slot is free again: {again:?}");
+}

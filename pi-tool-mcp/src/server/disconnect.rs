@@ -34,6 +34,8 @@ pub(crate) fn client_gone(context: &RequestContext<RoleServer>) -> Option<AbortS
 pub(crate) struct GuardedBody<B> {
     inner: B,
     controller: AbortController,
+    /// Whatever the response holds until it is gone (a session's call slot).
+    _holds: Option<Box<dyn Send + Sync>>,
 }
 
 /// Tags `request` with a [`ClientGone`] signal and returns its controller, for the
@@ -48,7 +50,17 @@ pub(crate) fn tag<T>(request: &mut hyper::Request<T>) -> AbortController {
 
 impl<B> GuardedBody<B> {
     pub(crate) fn new(inner: B, controller: AbortController) -> Self {
-        GuardedBody { inner, controller }
+        GuardedBody {
+            inner,
+            controller,
+            _holds: None,
+        }
+    }
+
+    /// Keeps `held` until the response is gone.
+    pub(crate) fn holding(mut self, held: Option<impl Send + Sync + 'static>) -> Self {
+        self._holds = held.map(|held| Box::new(held) as Box<dyn Send + Sync>);
+        self
     }
 }
 

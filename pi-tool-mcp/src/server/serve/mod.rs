@@ -146,6 +146,8 @@ impl PackServer {
                 manager,
                 max: limits.max_sessions,
                 stateless,
+                max_calls: limits.max_calls_per_session,
+                calls: Default::default(),
             },
         });
         accept(listener, http, &limits, shutdown, move || {

@@ -81,13 +81,17 @@ impl<S: ServerHandler + Send + 'static> HttpLayer<S> {
                 if let Some(refusal) = full {
                     return refusal_response(refusal);
                 }
+                let slot = match self.sessions.call_slot(request.headers(), body).await {
+                    Ok(slot) => slot,
+                    Err(refusal) => return refusal_response(refusal),
+                };
                 let priming = priming_event(&request);
                 // A client that closes this response ends its call.
                 let gone = tag(&mut request);
                 let response = self.service.handle(*request).await;
                 let priming = priming.filter(|_| is_event_stream(&response));
                 response.map(|body| {
-                    let body = GuardedBody::new(body, gone);
+                    let body = GuardedBody::new(body, gone).holding(slot);
                     match priming {
                         Some(first) => ResponseBody::Primed(Some(first), body),
                         None => ResponseBody::Rmcp(body),

@@ -20,6 +20,7 @@ use std::time::Duration;
 /// | request body | [`with_max_message_bytes`](crate::PackServer::with_max_message_bytes), 16 MiB | HTTP 413 with a JSON-RPC -32700: at once for a larger `Content-Length`, while reading a chunked body as soon as it passes the limit; the rest is not read |
 /// | [`max_sessions`](Self::max_sessions) | 10 000 | a request that would open a session is refused: HTTP 503, `Retry-After`, JSON-RPC -32000 |
 /// | [`session_idle_timeout`](Self::session_idle_timeout) | 5 min | a session with no request for that long ends and frees its slot |
+/// | [`max_calls_per_session`](Self::max_calls_per_session) | 64 | a further `tools/call` of the session gets HTTP 429, `Retry-After` and JSON-RPC -32000 |
 /// | [`shutdown_grace`](Self::shutdown_grace) | 10 s | at shutdown, calls still running are aborted |
 ///
 /// At the session cap new sessions are refused rather than old ones evicted: an
@@ -38,6 +39,8 @@ pub struct HttpLimits {
     pub max_sessions: usize,
     /// How long a session may go without a request before it ends.
     pub session_idle_timeout: Duration,
+    /// `tools/call` requests of one session running at once.
+    pub max_calls_per_session: usize,
     /// How long a graceful shutdown lets running calls finish before it aborts them.
     pub shutdown_grace: Duration,
 }
@@ -51,6 +54,8 @@ impl HttpLimits {
     pub const DEFAULT_MAX_SESSIONS: usize = 10_000;
     /// [`session_idle_timeout`](Self::session_idle_timeout)'s default.
     pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+    /// [`max_calls_per_session`](Self::max_calls_per_session)' default.
+    pub const DEFAULT_MAX_CALLS_PER_SESSION: usize = 64;
     /// [`shutdown_grace`](Self::shutdown_grace)'s default.
     pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 }
@@ -62,6 +67,7 @@ impl Default for HttpLimits {
             header_read_timeout: Self::DEFAULT_HEADER_READ_TIMEOUT,
             max_sessions: Self::DEFAULT_MAX_SESSIONS,
             session_idle_timeout: Self::DEFAULT_SESSION_IDLE_TIMEOUT,
+            max_calls_per_session: Self::DEFAULT_MAX_CALLS_PER_SESSION,
             shutdown_grace: Self::DEFAULT_SHUTDOWN_GRACE,
         }
     }

@@ -5,13 +5,15 @@
 //! `Retry-After` (see [`HttpLimits`](crate::HttpLimits) for why new sessions are
 //! refused rather than old ones evicted).
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use hyper::body::Bytes;
 use hyper::{HeaderMap, Method, StatusCode};
 use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use serde_json::{Value, json};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// How long a client refused at the session cap is asked to wait, in seconds.
 const RETRY_AFTER_SECONDS: u64 = 5;
@@ -22,6 +24,9 @@ pub(crate) struct Sessions {
     pub(crate) max: usize,
     /// Without sessions (stateless HTTP) none of these rules apply.
     pub(crate) stateless: bool,
+    /// `tools/call` requests of one session running at once, and their slots.
+    pub(crate) max_calls: usize,
+    pub(crate) calls: Mutex<HashMap<String, Arc<Semaphore>>>,
 }
 
 /// An answer of this layer: status, JSON-RPC body, and `Retry-After` when set.
@@ -72,6 +77,54 @@ impl Sessions {
             }
         }
         None
+    }
+
+    /// A slot for a `tools/call` of a session, held until its response is gone, or the
+    /// refusal when the session's calls fill its slots (429). `body` is the message.
+    pub(crate) async fn call_slot(
+        &self,
+        headers: &HeaderMap,
+        body: Option<&Bytes>,
+    ) -> Result<Option<OwnedSemaphorePermit>, Refusal> {
+        let Some(id) = headers.get("mcp-session-id").and_then(|v| v.to_str().ok()) else {
+            return Ok(None);
+        };
+        let Some(message) = body.and_then(|body| serde_json::from_slice::<Value>(body).ok()) else {
+            return Ok(None);
+        };
+        if self.stateless || message.get("method").and_then(Value::as_str) != Some("tools/call") {
+            return Ok(None);
+        }
+        let slots = {
+            let mut calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
+            if !calls.contains_key(id) {
+                // The slots of sessions that ended go when a new session's are made.
+                let live = self.manager.sessions.try_read().ok();
+                if let Some(live) = live {
+                    calls.retain(|session, _| live.contains_key(session.as_str()));
+                }
+            }
+            calls
+                .entry(id.to_owned())
+                .or_insert_with(|| Arc::new(Semaphore::new(self.max_calls.max(1))))
+                .clone()
+        };
+        match slots.try_acquire_owned() {
+            Ok(permit) => Ok(Some(permit)),
+            Err(_) => Err(Refusal {
+                status: StatusCode::TOO_MANY_REQUESTS,
+                body: error(
+                    message.get("id").cloned().unwrap_or(Value::Null),
+                    -32000,
+                    &format!(
+                        "Too many calls: this session already runs its maximum of {} calls; \
+                         retry when one has ended",
+                        self.max_calls
+                    ),
+                ),
+                retry_after: Some(1),
+            }),
+        }
     }
 
     /// The refusal of a request that would open a session (a POST without a session
