@@ -559,6 +559,30 @@ impl<T: crate::Tool> PackItem<T> for T {
     }
 }
 
+/// A `tool_pack!` item written by its name alone (`GetWeather`): a `#[pi_tool]` tool, whose
+/// unit struct `#[pi_tool]` gives this constant. Such an item's names and tools are read
+/// through this trait alone, so a type that is not such a tool (a `#[pi_tools]` block's
+/// state, a tool written by hand, anything else) is one error that says what to write,
+/// instead of rustc's "expected value, found struct".
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be listed in `tool_pack!` by its name alone",
+    label = "not a #[pi_tool] tool: write `{Self} = ...` with its value",
+    note = "only a #[pi_tool] tool is listed by its name alone (`GetWeather`); a #[pi_tools] block is listed with its state (`Counter = Counter::default()`, or an `Arc<Counter>`), a tool with its value (`GetForecastTool = almanac.get_forecast_tool()`, `MyTool = MyTool`)"
+)]
+pub trait UnitItem: crate::Tool + Sized {
+    /// The tool's value: its unit struct.
+    const VALUE: Self;
+
+    /// The tool name it brings, checked unique across the pack at compile time.
+    const NAMES: &'static [&'static str] = &[Self::NAME];
+
+    /// The item's one tool.
+    fn __tools() -> Vec<Arc<dyn AgentTool>> {
+        <Self as PackItem<Self>>::__tools(Self::VALUE)
+    }
+}
+
 /// An item of a `tool_pack!` none of whose names an earlier item of the pack has:
 /// `tool_pack!` names `<Item as NameNotRepeated<{ repeats(..) }>>::OK` per item.
 #[doc(hidden)]

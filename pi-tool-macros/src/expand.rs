@@ -194,6 +194,13 @@ pub fn tool(
                     f.write_str(#struct_name)
                 }
             }
+
+            // `tool_pack![GetWeather]` reads the value through the type, so that a
+            // `#[pi_tools]` state listed without its state gets the core's error.
+            #[diagnostic::do_not_recommend]
+            impl #p::UnitItem for #struct_ident {
+                const VALUE: Self = #struct_ident;
+            }
         },
         Target::Method { self_ty } => {
             let new_doc = format!("The `{name}` tool over shared state.");

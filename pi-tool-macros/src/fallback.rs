@@ -41,6 +41,11 @@ pub fn stub(vis: &Visibility, ident: &Ident, krate: &Path) -> TokenStream {
                 ::core::future::ready(#p::Result::Err(#p::ToolError::new(#name)))
             }
         }
+
+        #[diagnostic::do_not_recommend]
+        impl #p::UnitItem for #ident {
+            const VALUE: Self = #ident;
+        }
     }
 }
 

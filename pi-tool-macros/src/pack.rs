@@ -8,8 +8,10 @@
 //! An item is a type, or `Type = value`: a `#[pi_tool]` tool (`GetWeather`, or
 //! `GetForecastTool = almanac.get_forecast_tool()`), or a `#[pi_tools]` block with its state
 //! (`Almanac = almanac`, an `Almanac` or an `Arc<Almanac>`), which brings every tool of
-//! the block. What an item brings is the core's `pack::PackItem<V>` for the item type and
-//! the value's type `V`.
+//! the block. What an item with a value brings is the core's `pack::PackItem<V>` for the
+//! item type and the value's type `V`; an item named alone must be a `#[pi_tool]` tool,
+//! and what it brings is the core's `pack::UnitItem`, which `#[pi_tool]` implements on its
+//! unit struct.
 //!
 //! The duplicate check: for each item after the first, one constant
 //! `<Item as NameNotRepeated<{ repeats(&[earlier items' NAMES], Item's NAMES) }>>::OK`.
@@ -78,20 +80,20 @@ pub fn expand(input: TokenStream) -> TokenStream {
     let mut pushes = Vec::new();
     for item in &items {
         let ty = &item.ty;
-        let names = quote!(<#ty as #pack::PackItem>::NAMES);
-        if !earlier.is_empty() {
-            checks.extend(quote! {
-                const _: () = <#ty as #pack::NameNotRepeated<{
-                    #pack::repeats(&[#(#earlier),*], #names)
-                }>>::OK;
-            });
-        }
-        earlier.push(names);
-        let value = match &item.value {
-            Some(value) => quote!(#value),
+        // An item with a value goes through `PackItem<V>`; one named alone must be a
+        // #[pi_tool] tool's unit struct and goes through `UnitItem` only, so that a type
+        // that is not one (a #[pi_tools] block's state) is one error on the user's token,
+        // not rustc's "expected value, found struct".
+        let (names, push) = match &item.value {
+            Some(value) => (
+                quote!(<#ty as #pack::PackItem>::NAMES),
+                quote!(<#ty as #pack::PackItem<_>>::__tools(#value)),
+            ),
             None => match ty {
-                // A unit struct: its name is its value.
-                Type::Path(path) if path.qself.is_none() => quote!(#path),
+                Type::Path(path) if path.qself.is_none() => (
+                    quote!(<#path as #pack::UnitItem>::NAMES),
+                    quote!(<#path as #pack::UnitItem>::__tools()),
+                ),
                 _ => {
                     return error_at(
                         ty,
@@ -102,7 +104,15 @@ pub fn expand(input: TokenStream) -> TokenStream {
                 }
             },
         };
-        pushes.push(quote!(<#ty as #pack::PackItem<_>>::__tools(#value)));
+        if !earlier.is_empty() {
+            checks.extend(quote! {
+                const _: () = <#ty as #pack::NameNotRepeated<{
+                    #pack::repeats(&[#(#earlier),*], #names)
+                }>>::OK;
+            });
+        }
+        earlier.push(names);
+        pushes.push(push);
     }
     quote! {{
         #checks
@@ -123,9 +133,12 @@ mod tests {
         let text = out.to_string();
         assert_eq!(text.matches("NameNotRepeated").count(), 2, "{text}");
         assert!(text.contains(
-            "< C as krate :: pack :: NameNotRepeated < { krate :: pack :: repeats (& [< A as krate :: pack :: PackItem > :: NAMES , < B as krate :: pack :: PackItem > :: NAMES] , < C as krate :: pack :: PackItem > :: NAMES) } >> :: OK"
+            "< C as krate :: pack :: NameNotRepeated < { krate :: pack :: repeats (& [< A as krate :: pack :: UnitItem > :: NAMES , < B as krate :: pack :: PackItem > :: NAMES] , < C as krate :: pack :: PackItem > :: NAMES) } >> :: OK"
         ), "{text}");
-        assert!(text.contains("< A as krate :: pack :: PackItem < _ >> :: __tools (A)"));
+        assert!(
+            text.contains("< A as krate :: pack :: UnitItem > :: __tools ()"),
+            "{text}"
+        );
         assert!(text.contains("< B as krate :: pack :: PackItem < _ >> :: __tools (b)"));
         assert!(text.contains("__tools (make ())"));
     }
