@@ -100,6 +100,7 @@ mod result;
 pub mod safety;
 pub mod schema;
 mod tool;
+mod tool_name_repair;
 mod update;
 
 pub use abort::{AbortController, AbortSignal};

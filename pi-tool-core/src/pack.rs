@@ -179,20 +179,7 @@ pub fn check_tool_name(name: &str) -> Result<(), ToolNameError> {
 /// assert_eq!(sanitize_tool_name("3d-render"), "_3d-render");
 /// ```
 pub fn sanitize_tool_name(name: &str) -> String {
-    let mut out: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if !out.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
-        out.insert(0, '_');
-    }
-    out
+    crate::tool_name_repair::repair(name)
 }
 
 /// The compile-time form of [`check_tool_name`], for generated code: panics (a compile

@@ -31,6 +31,7 @@ mod names;
 mod only_crate;
 mod pack;
 mod params;
+mod tool_name_repair;
 
 use proc_macro::TokenStream;
 

@@ -118,23 +118,10 @@ fn levenshtein(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
-/// A suggestion for an invalid tool name: invalid characters become `_`, cut to 64.
+/// A suggestion for an invalid tool name: the core's repair, cut to 64 characters.
 pub fn sanitise(name: &str) -> String {
-    let mut out: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(64)
-        .collect();
-    if out.starts_with(|c: char| c.is_ascii_digit() || c == '-') {
-        out.insert(0, '_');
-        out.truncate(64);
-    }
+    let mut out = crate::tool_name_repair::repair(name);
+    out.truncate(64); // ASCII only after the repair
     out
 }
 

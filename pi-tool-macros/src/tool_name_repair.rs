@@ -1,0 +1,1 @@
+../../pi-tool-core/src/tool_name_repair.rs
