@@ -209,4 +209,5 @@ async def main():
     row("RSS after they are closed", o[2], p[2], "MiB")
 
 
-asyncio.run(main())
+if __name__ == "__main__":
+    asyncio.run(main())

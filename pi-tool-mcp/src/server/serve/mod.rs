@@ -10,6 +10,7 @@ use self::http::accept::accept;
 use self::http::access::{BadEntry, HttpAccess};
 use self::http::layer::HttpLayer;
 use self::http::sessions::Sessions;
+use self::http::trim::trim_after_sessions_end;
 use self::io::serve_framed;
 use super::PackServer;
 use super::subscriptions::Subscriptions;
@@ -143,17 +144,22 @@ impl PackServer {
             limit,
             access,
             sessions: Sessions {
-                manager,
+                manager: manager.clone(),
                 max: limits.max_sessions,
                 stateless,
                 max_calls: limits.max_calls_per_session,
                 calls: Default::default(),
             },
         });
+        // Sessions that end in bulk give their memory back (`http/trim.rs`).
+        let trimmer = (!stateless).then(|| tokio::spawn(trim_after_sessions_end(manager)));
         accept(listener, http, &limits, shutdown, move || {
             everything.cancel()
         })
         .await;
+        if let Some(trimmer) = trimmer {
+            trimmer.abort();
+        }
         Ok(())
     }
 }

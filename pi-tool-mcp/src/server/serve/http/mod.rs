@@ -2,7 +2,8 @@
 //! (`access.rs`), the framing checks of a POSTed body (`framing.rs`), what depends on
 //! the revision a request speaks (`revision.rs`), and the layer that puts them in order
 //! (`layer.rs`), the session rules rmcp lacks (`sessions.rs`), and the connections with
-//! their bounds and shutdown (`accept.rs`, `limits.rs`).
+//! their bounds and shutdown (`accept.rs`, `limits.rs`), and the memory of ended sessions given back
+//! (`trim.rs`).
 
 pub(crate) mod accept;
 pub(crate) mod access;
@@ -11,3 +12,4 @@ pub(crate) mod layer;
 pub(crate) mod limits;
 mod revision;
 pub(crate) mod sessions;
+pub(crate) mod trim;
