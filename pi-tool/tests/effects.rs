@@ -287,3 +287,41 @@ fn pack_exports_carry_effects_where_the_shape_has_a_slot() {
     let anthropic = export(&tools, Profile::Anthropic, ApiShape::AnthropicMessages).to_json();
     assert!(anthropic[0].get("annotations").is_none());
 }
+
+/// A hook that asks about every call: the one shape of a pending decision.
+struct AskAll;
+
+#[async_trait]
+impl pi_tool::agent::BeforeToolCall for AskAll {
+    async fn before_tool_call(
+        &self,
+        ctx: pi_tool::agent::BeforeToolCallContext<'_>,
+        _signal: &pi_tool::AbortSignal,
+    ) -> Result<pi_tool::agent::BeforeToolCallResult, ToolError> {
+        Ok(pi_tool::agent::BeforeToolCallResult::ask(
+            pi_tool::agent::ApprovalRequest::new(
+                format!("Run {}?", ctx.tool_call.name),
+                "it changes things",
+            ),
+        ))
+    }
+}
+
+#[tokio::test]
+async fn a_question_nobody_can_wait_for_blocks_the_call_and_says_so() {
+    let agent = Agent::new(
+        AgentOptions::new(Arc::new(FauxModel::new(vec![turn(&["delete_file"])])))
+            .tools(all_tools())
+            .before_tool_call(Arc::new(AskAll)),
+    );
+    agent.prompt("go").await.unwrap();
+    assert_eq!(
+        results(&agent.messages()),
+        vec![(
+            "delete_file".into(),
+            "delete_file needs approval (Run delete_file?), and nothing here can wait for the decision"
+                .into(),
+            true
+        )]
+    );
+}

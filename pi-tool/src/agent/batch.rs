@@ -283,15 +283,23 @@ impl<'a> Batch<'a> {
             if self.signal.is_aborted() {
                 return Ok(aborted_preparation());
             }
-            if let BeforeToolCallResult::Block { reason, terminate } = decision {
-                let reason = reason
-                    .filter(|r| !r.is_empty())
-                    .unwrap_or_else(|| BLOCKED_MESSAGE.to_owned());
-                let mut result = error_result(reason);
-                if terminate {
-                    result.terminate = Some(true);
+            match decision {
+                BeforeToolCallResult::Allow => {}
+                BeforeToolCallResult::Block { reason, terminate } => {
+                    let reason = reason
+                        .filter(|r| !r.is_empty())
+                        .unwrap_or_else(|| BLOCKED_MESSAGE.to_owned());
+                    let mut result = error_result(reason);
+                    if terminate {
+                        result.terminate = Some(true);
+                    }
+                    return Ok(Preparation::Immediate(result, CallFailure::BLOCKED));
                 }
-                return Ok(Preparation::Immediate(result, CallFailure::BLOCKED));
+                // This loop keeps no pending decisions: the call is blocked, saying why.
+                BeforeToolCallResult::Ask(request) => {
+                    let result = error_result(request.unanswered(&call.name));
+                    return Ok(Preparation::Immediate(result, CallFailure::BLOCKED));
+                }
             }
         }
         if self.signal.is_aborted() {

@@ -6,7 +6,8 @@
 //!   place (no re-validation). It answers [`BeforeToolCallResult::Allow`] or
 //!   [`BeforeToolCallResult::Block`], which turns the call into an error result
 //!   (`reason`, or `Tool execution was blocked`) that may also end the run after this
-//!   batch. A hook error becomes the call's error result.
+//!   batch, or [`BeforeToolCallResult::Ask`]: the call needs a decision that is not
+//!   there yet ([`ApprovalRequest`]). A hook error becomes the call's error result.
 //! * [`AfterToolCall`] runs for every executed call (also when execute failed). Its
 //!   [`AfterToolCallResult`] replaces fields one by one (`content`, `details`, `usage`,
 //!   `terminate`, `is_error`); `None` keeps the field (so does a `null` details, as
@@ -40,11 +41,19 @@ pub struct BeforeToolCallContext<'a> {
     pub context: &'a Context,
 }
 
-/// What `before_tool_call` decides (Pi's `BeforeToolCallResult`).
+/// What `before_tool_call` decides (Pi's `BeforeToolCallResult`, plus
+/// [`Ask`](Self::Ask)).
 ///
 /// Pi's `{block, reason, terminate}` object can state nonsense (a reason or `terminate`
 /// without `block`, which Pi ignores); here there is one spelling of "no objection",
 /// [`Allow`](Self::Allow), and a block carries its reason and whether the run ends.
+///
+/// [`Ask`](Self::Ask) is the one shape of a pending decision, whoever makes it (the
+/// [`ApprovalPolicy`](super::ApprovalPolicy), a hook, a session `tool_call` handler) and
+/// wherever the call runs (a direct call or a nested one). A run that has somewhere to
+/// wait for the decision waits there; one that has not blocks the call with
+/// [`ApprovalRequest::unanswered`], which names the tool and the question, so the model
+/// reads why nothing ran.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum BeforeToolCallResult {
@@ -59,6 +68,52 @@ pub enum BeforeToolCallResult {
         /// `terminate: true`).
         terminate: bool,
     },
+    /// Do not execute yet: the call needs a decision that is not there.
+    Ask(ApprovalRequest),
+}
+
+/// A decision a call waits for: what to ask, and for how long the question stands.
+///
+/// It names no call: the run that holds it knows the call (its id, tool and validated
+/// arguments), and binds the answer to exactly those.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ApprovalRequest {
+    /// The question's title (`Run delete_file?`).
+    pub title: String,
+    /// What the person deciding reads: why the call needs approval, and what it does.
+    pub message: String,
+    /// How long the question stands before it expires (`None`: the default of whoever
+    /// keeps it).
+    pub expires_in: Option<std::time::Duration>,
+}
+
+impl ApprovalRequest {
+    /// A question with this title and message, expiring when its keeper's default says.
+    pub fn new(title: impl Into<String>, message: impl Into<String>) -> Self {
+        ApprovalRequest {
+            title: title.into(),
+            message: message.into(),
+            expires_in: None,
+        }
+    }
+
+    /// The question expires after `ttl`.
+    #[must_use]
+    pub fn expires_in(mut self, ttl: std::time::Duration) -> Self {
+        self.expires_in = Some(ttl);
+        self
+    }
+
+    /// The error text of a call whose question nobody can wait for (a run without an
+    /// approval store): `<tool> needs approval (<title>), and nothing here can wait for
+    /// the decision`.
+    pub fn unanswered(&self, tool_name: &str) -> String {
+        format!(
+            "{tool_name} needs approval ({}), and nothing here can wait for the decision",
+            self.title
+        )
+    }
 }
 
 impl BeforeToolCallResult {
@@ -78,9 +133,20 @@ impl BeforeToolCallResult {
         }
     }
 
+    /// Waits for this decision before the call runs.
+    pub fn ask(request: ApprovalRequest) -> Self {
+        BeforeToolCallResult::Ask(request)
+    }
+
     /// Whether the call is blocked.
     pub fn is_block(&self) -> bool {
         matches!(self, BeforeToolCallResult::Block { .. })
+    }
+
+    /// Whether the call may not run now: blocked, or waiting for a decision (a chain
+    /// of handlers stops at the first such answer).
+    pub fn is_stop(&self) -> bool {
+        !matches!(self, BeforeToolCallResult::Allow)
     }
 
     /// Reads Pi's object form (`{block, reason, terminate}`), with Pi's rules: without

@@ -40,8 +40,9 @@ pub use approval::{ApprovalPolicy, WithoutUi};
 pub use config::{AgentEventSink, Emit, LoopConfig, MessageSource};
 pub use event::AgentEvent;
 pub use hooks::{
-    AfterToolCall, AfterToolCallContext, AfterToolCallResult, BLOCKED_MESSAGE, BeforeToolCall,
-    BeforeToolCallContext, BeforeToolCallResult, CompletedTurn, NextTurn, PrepareNextTurn,
+    AfterToolCall, AfterToolCallContext, AfterToolCallResult, ApprovalRequest, BLOCKED_MESSAGE,
+    BeforeToolCall, BeforeToolCallContext, BeforeToolCallResult, CompletedTurn, NextTurn,
+    PrepareNextTurn,
 };
 pub use listeners::{AgentListener, ListenerId, ListenerResult};
 pub use options::{AgentError, AgentOptions, AgentState, QueueMode};

@@ -209,7 +209,8 @@ pub(crate) fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
     pi_tool_core::__runtime::panic_text(panic, "the handler panicked")
 }
 
-/// Runs the `tool_call` chain: the first block wins; an error (or panic) blocks.
+/// Runs the `tool_call` chain: the first block or question wins; an error (or panic)
+/// blocks.
 pub(crate) async fn run_tool_call_chain(
     handlers: &[Arc<dyn ToolCallHandler>],
     event: &mut ToolCallEvent,
@@ -220,7 +221,7 @@ pub(crate) async fn run_tool_call_chain(
             .catch_unwind()
             .await;
         match outcome {
-            Ok(Ok(decision)) if decision.is_block() => return Ok(decision),
+            Ok(Ok(decision)) if decision.is_stop() => return Ok(decision),
             Ok(Ok(_)) => {}
             Ok(Err(error)) => return Err(error),
             Err(panic) => {
