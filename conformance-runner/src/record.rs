@@ -120,12 +120,14 @@ pub fn normalise_event(event: &AgentEvent) -> Value {
             tool_call_id,
             tool_name,
             args,
+            ..
         } => json!({"type": kind, "toolCallId": tool_call_id, "toolName": tool_name, "args": args}),
         AgentEvent::ToolExecutionUpdate {
             tool_call_id,
             tool_name,
             args,
             partial_result,
+            ..
         } => json!({
             "type": kind,
             "toolCallId": tool_call_id,
@@ -138,6 +140,7 @@ pub fn normalise_event(event: &AgentEvent) -> Value {
             tool_name,
             result,
             is_error,
+            ..
         } => json!({
             "type": kind,
             "toolCallId": tool_call_id,

@@ -26,7 +26,10 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use crate::abort::AbortSignal;
+use crate::error::ToolError;
 use crate::model::Model;
+use crate::nested::{self, CallScope};
+use crate::result::JsonToolResult;
 
 /// Pi's text for a context used after its session was disposed or replaced.
 pub const STALE_CONTEXT_MESSAGE: &str = "This extension ctx is stale after session replacement or reload. \
@@ -174,10 +177,14 @@ struct Inner {
     link: Option<Arc<dyn SessionLink>>,
 }
 
-/// What a context-aware tool knows about its session (Pi's `ExtensionContext`).
+/// What a context-aware tool knows about its session (Pi's `ExtensionContext`), and
+/// where its nested calls go ([`call_tool`](Self::call_tool)).
 #[derive(Clone)]
 pub struct ExtensionContext {
     inner: Arc<Inner>,
+    /// Set by the host for a call whose tool has a reach: one per call, so it sits
+    /// beside the shared part rather than in it.
+    scope: Option<Arc<CallScope>>,
 }
 
 impl fmt::Debug for ExtensionContext {
@@ -186,6 +193,7 @@ impl fmt::Debug for ExtensionContext {
             .field("cwd", &self.inner.cwd)
             .field("mode", &self.inner.mode)
             .field("has_ui", &self.has_ui())
+            .field("scope", &self.scope)
             .finish()
     }
 }
@@ -298,6 +306,49 @@ impl ExtensionContext {
         })
     }
 
+    /// Calls another tool from inside this call (Pi's `ctx.executeTool()`): `name` with
+    /// JSON `arguments`, through everything a direct call goes through in the host that
+    /// runs this call (its hooks and handlers, so an approval policy asks; argument
+    /// limits; validation with Pi's texts; timeout; redaction; result budget; a span
+    /// that is a child of this call's; its concurrency classes and run limits). The
+    /// result goes to the calling tool, not to the model.
+    ///
+    /// The error carries the text the model would have read had the call been direct:
+    /// blocked, invalid, failed, timed out or aborted. The call is refused (an error,
+    /// nothing runs) when `name` is not in the calling tool's reach
+    /// ([`ToolSpec::reaches`](crate::ToolSpec)), when it would nest deeper than the
+    /// host allows (8 by default), when it would call a tool already above it (`a → b →
+    /// a`), or when this context belongs to no host that runs nested calls. A pending
+    /// decision (a hook answering "ask") blocks a nested call: the outer call cannot be
+    /// suspended in the middle of its execution.
+    ///
+    /// Aborting the outer call aborts its nested calls, and so does dropping this future.
+    #[doc(alias = "executeTool")]
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: serde_json::Value,
+    ) -> Result<JsonToolResult, ToolError> {
+        let Some(scope) = &self.scope else {
+            return Err(nested::no_host(name));
+        };
+        let call = scope.nested(name, arguments)?;
+        scope.run(call).await
+    }
+
+    /// The nested-call scope the host gave this call, if its tool has a reach.
+    pub fn call_scope(&self) -> Option<&Arc<CallScope>> {
+        self.scope.as_ref()
+    }
+
+    /// This context, with nested calls going through `scope` (what a host does for a
+    /// call whose tool has a reach).
+    #[must_use]
+    pub fn with_call_scope(mut self, scope: Arc<CallScope>) -> Self {
+        self.scope = Some(scope);
+        self
+    }
+
     /// Aborts the session's active run (Pi's `ctx.abort()`). Outside a session this does
     /// nothing: the builder's signal belongs to whoever made it.
     pub fn abort(&self) -> Result<(), ContextError> {
@@ -374,6 +425,7 @@ impl ExtensionContextBuilder {
                 system_prompt: self.system_prompt,
                 link: self.link,
             }),
+            scope: None,
         }
     }
 }

@@ -93,6 +93,7 @@ mod error;
 mod js;
 mod mode;
 pub mod model;
+mod nested;
 pub mod pack;
 mod params;
 pub mod profiles;
@@ -111,6 +112,7 @@ pub use content::{Content, EmbeddedResource, ResourceLink};
 pub use details::JsonDetails;
 pub use error::{ABORTED_MESSAGE, ToolError, ToolErrorKind};
 pub use mode::{TaskSupport, ToolExecutionMode};
+pub use nested::{CallScope, DEFAULT_MAX_DEPTH, NestedCall, ToolCaller, error_of_result};
 pub use params::NoParams;
 pub use result::{AgentToolResult, IntoToolResult, Json, JsonToolResult, NoDetails};
 pub use tool::{

@@ -74,6 +74,13 @@ pub struct ToolSpec {
     /// Whether the tool may or must run as an MCP task (`#[pi_tool(task_support =
     /// "...")]`); `None`: not declared, a plain call. Only MCP servers read it.
     pub task_support: Option<TaskSupport>,
+    /// The tools this tool may call through its context
+    /// ([`ExtensionContext::call_tool`]; `#[pi_tool(reaches = ["read", "grep"])]`, Pi
+    /// 1.2's `reachesTools`). Empty: it makes no nested calls. A host checks, when it
+    /// mounts the tool, that it has every one of them, and refuses a nested call to any
+    /// other; a UI can show the reach before approving the tool.
+    #[doc(alias = "reachesTools")]
+    pub reaches: Vec<String>,
 }
 
 impl ToolSpec {
@@ -97,6 +104,7 @@ impl ToolSpec {
             annotations: ToolAnnotations::NONE,
             output_schema: None,
             task_support: None,
+            reaches: Vec::new(),
         }
     }
 
@@ -110,6 +118,7 @@ impl ToolSpec {
             (T::PROMPT_SNIPPET, T::PROMPT_GUIDELINES),
             T::ANNOTATIONS,
             T::output_schema(),
+            T::REACHES,
         )
     }
 
@@ -125,6 +134,7 @@ impl ToolSpec {
         (prompt_snippet, prompt_guidelines): (Option<&'static str>, &'static [&'static str]),
         annotations: ToolAnnotations,
         output_schema: Option<Arc<crate::schema::OutputSchema>>,
+        reaches: &'static [&'static str],
     ) -> Self {
         ToolSpec {
             name: name.to_owned(),
@@ -139,6 +149,7 @@ impl ToolSpec {
             annotations,
             output_schema,
             task_support,
+            reaches: reaches.iter().map(|s| (*s).to_owned()).collect(),
         }
     }
 
@@ -188,6 +199,18 @@ impl ToolSpec {
     #[must_use]
     pub fn output_schema(mut self, schema: Arc<crate::schema::OutputSchema>) -> Self {
         self.output_schema = Some(schema);
+        self
+    }
+
+    /// Sets the tools this tool may call through its context (Pi's `reachesTools`).
+    #[must_use]
+    #[doc(alias = "reachesTools")]
+    pub fn reaches<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.reaches = names.into_iter().map(Into::into).collect();
         self
     }
 
@@ -339,6 +362,9 @@ pub trait Tool: Send + Sync + 'static {
     /// Whether the tool may or must run as an MCP task (`#[pi_tool(task_support =
     /// "...")]`); not declared by default.
     const TASK_SUPPORT: Option<TaskSupport> = None;
+    /// The tools this tool may call through its context (`#[pi_tool(reaches = [...])]`,
+    /// Pi's `reachesTools`); none by default.
+    const REACHES: &'static [&'static str] = &[];
 
     /// The schema of the tool's structured result, if it returns [`Json<T>`](crate::Json):
     /// `#[pi_tool]` generates `Some(OutputSchema::for_type::<T>())`. Read once, when the
@@ -526,7 +552,11 @@ impl AgentTool for WithContext {
     }
 
     async fn execute(&self, call: ToolInvocation<'_>) -> Result<JsonToolResult, ToolError> {
-        let context = (self.ctx_factory)();
+        let mut context = (self.ctx_factory)();
+        // The fresh context is the factory's; where nested calls go is the host's.
+        if let Some(scope) = call.context.as_ref().and_then(ExtensionContext::call_scope) {
+            context = context.with_call_scope(scope.clone());
+        }
         self.tool.execute(call.with_context(context)).await
     }
 }
@@ -607,4 +637,28 @@ pub trait DynamicToolset: Send + Sync + 'static {
     /// Calls `listener` ([`ToolsetListener::notify`]) after each change of
     /// [`current_tools`](Self::current_tools), until its subscription is dropped.
     fn on_change(&self, listener: ToolsetListener);
+}
+
+impl ExtensionContext {
+    /// The typed form of [`call_tool`](Self::call_tool) for a `#[pi_tool]` tool:
+    /// `ctx.call(GetWeather, params)` calls `GetWeather::NAME` with `params` serialised
+    /// to JSON, through the same path (the tool value only names the tool; the host runs
+    /// its own instance).
+    #[doc(alias = "executeTool")]
+    pub async fn call<T: Tool>(
+        &self,
+        _tool: T,
+        params: impl serde::Serialize,
+    ) -> Result<JsonToolResult, ToolError> {
+        let arguments = serde_json::to_value(params).map_err(|error| {
+            ToolError::with_kind(
+                crate::error::ToolErrorKind::InvalidArguments,
+                format!(
+                    "Nested call to {}: its params do not serialise to JSON: {error}",
+                    T::NAME
+                ),
+            )
+        })?;
+        self.call_tool(T::NAME, arguments).await
+    }
 }

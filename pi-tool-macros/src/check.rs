@@ -32,6 +32,8 @@ pub struct Spec {
     pub timeout_ms: Option<u64>,
     pub prompt_snippet: Option<String>,
     pub prompt_guidelines: Vec<String>,
+    /// The tools it may call through its context.
+    pub reaches: Vec<String>,
     /// The declared effects, in `keys::FLAGS` order (`None`: not declared).
     pub effects: [Option<bool>; 4],
     /// The `title` annotation.
@@ -110,6 +112,7 @@ pub fn check(
             Description::Doc(doc)
         }
     };
+    check_reaches(&name, &keys.reaches, errors);
     if errors.len() > before {
         return None;
     }
@@ -123,6 +126,7 @@ pub fn check(
         timeout_ms: keys.timeout_ms,
         prompt_snippet: keys.prompt_snippet.map(|(text, _)| text),
         prompt_guidelines: keys.prompt_guidelines,
+        reaches: keys.reaches.into_iter().map(|(name, _)| name).collect(),
         effects: keys.effects.map(|e| e.map(|(value, _)| value)),
         title: keys.title.map(|(text, _)| text),
         krate: keys.krate,
@@ -245,6 +249,30 @@ fn check_name(name: &str, span: Span, from_fn: bool, errors: &mut Vec<syn::Error
                 names::sanitise(name)
             ),
         ));
+    }
+}
+
+/// Each name of `reaches` follows the tool-name rule, once, and is not the tool itself
+/// (a tool calling itself is a cycle every nested call would be refused for).
+fn check_reaches(own: &str, reaches: &[(String, Span)], errors: &mut Vec<syn::Error>) {
+    for (index, (name, span)) in reaches.iter().enumerate() {
+        if reaches[..index].iter().any(|(earlier, _)| earlier == name) {
+            errors.push(error(
+                *span,
+                format!("`{name}` is in `reaches` twice"),
+                format!("remove one of the `\"{name}\"` entries"),
+            ));
+            continue;
+        }
+        if name == own {
+            errors.push(error(
+                *span,
+                format!("the tool `{own}` reaches itself"),
+                "remove it from `reaches`: a tool that calls itself is a cycle, and every such nested call is refused",
+            ));
+            continue;
+        }
+        check_name(name, *span, false, errors);
     }
 }
 

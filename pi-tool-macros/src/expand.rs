@@ -85,6 +85,10 @@ pub fn tool(
         let lines = &spec.prompt_guidelines;
         quote!(const PROMPT_GUIDELINES: &'static [&'static str] = &[#(#lines),*];)
     });
+    let reaches = (!spec.reaches.is_empty()).then(|| {
+        let names = &spec.reaches;
+        quote!(const REACHES: &'static [&'static str] = &[#(#names),*];)
+    });
     let annotations = (spec.effects.iter().any(Option::is_some) || spec.title.is_some()).then(|| {
         let [read_only, destructive, idempotent, open_world] = spec.effects.map(|e| match e {
             Some(v) => quote!(#p::Some(#v)),
@@ -253,6 +257,7 @@ pub fn tool(
                 #timeout
                 #snippet
                 #guidelines
+                #reaches
                 #annotations
                 #output_schema
 

@@ -24,6 +24,7 @@ pub const KEYS: &[&str] = &[
     "task_support",
     "prompt_snippet",
     "prompt_guidelines",
+    "reaches",
     "timeout",
     "read_only",
     "destructive",
@@ -50,6 +51,8 @@ pub struct Keys {
     pub timeout_ms: Option<u64>,
     pub prompt_snippet: Option<(String, Span)>,
     pub prompt_guidelines: Vec<String>,
+    /// The tools it may call through its context, each with its literal's span.
+    pub reaches: Vec<(String, Span)>,
     /// Each flag's value and the span of its key, in [`FLAGS`] order.
     pub effects: [Option<(bool, Span)>; 4],
     pub title: Option<(String, Span)>,
@@ -116,7 +119,14 @@ pub fn decode(args: Vec<Arg>, place: Place, errors: &mut Vec<syn::Error>) -> Key
         }
         seen.push(key_name.clone());
         if key_name == "prompt_guidelines" {
-            keys.prompt_guidelines = string_array(&value, errors);
+            keys.prompt_guidelines = string_array(&key_name, &value, errors)
+                .into_iter()
+                .map(|(text, _)| text)
+                .collect();
+            continue;
+        }
+        if key_name == "reaches" {
+            keys.reaches = string_array(&key_name, &value, errors);
             continue;
         }
         if key_name == "crate" {
@@ -261,12 +271,17 @@ fn string_value(key: &str, value: &Expr, errors: &mut Vec<syn::Error>) -> Option
     None
 }
 
-fn string_array(value: &Expr, errors: &mut Vec<syn::Error>) -> Vec<String> {
+fn string_array(key: &str, value: &Expr, errors: &mut Vec<syn::Error>) -> Vec<(String, Span)> {
+    let example = if key == "reaches" {
+        "write `reaches = [\"read\", \"grep\"]` (the names of the tools it calls)"
+    } else {
+        "write `prompt_guidelines = [\"Use for ...\", \"Never ...\"]`"
+    };
     let Expr::Array(array) = value else {
         errors.push(error_at(
             value,
-            "`prompt_guidelines` takes an array of string literals",
-            "write `prompt_guidelines = [\"Use for ...\", \"Never ...\"]`",
+            format!("`{key}` takes an array of string literals"),
+            example,
         ));
         return Vec::new();
     };
@@ -275,12 +290,12 @@ fn string_array(value: &Expr, errors: &mut Vec<syn::Error>) -> Vec<String> {
         if let Expr::Lit(lit) = elem
             && let Lit::Str(s) = &lit.lit
         {
-            out.push(s.value());
+            out.push((s.value(), s.span()));
         } else {
             errors.push(error_at(
                 elem,
-                "each of `prompt_guidelines` must be a string literal",
-                "write `prompt_guidelines = [\"Use for ...\", \"Never ...\"]`",
+                format!("each of `{key}` must be a string literal"),
+                example,
             ));
         }
     }

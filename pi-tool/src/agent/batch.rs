@@ -23,6 +23,7 @@
 
 use std::any::Any;
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
@@ -36,6 +37,7 @@ use super::event::AgentEvent;
 use super::hooks::{
     AfterToolCallContext, BLOCKED_MESSAGE, BeforeToolCallContext, BeforeToolCallResult, merge_after,
 };
+use super::nested::{self, NestedRequest};
 use super::policy::RunPolicy;
 use crate::model::Context;
 use crate::model::{AssistantMessage, ToolCall, ToolResultMessage};
@@ -43,14 +45,25 @@ use pi_tool_core::AbortSignal;
 use pi_tool_core::JsonDetails;
 use pi_tool_core::JsonToolResult;
 use pi_tool_core::ToolExecutionMode;
+use pi_tool_core::context::ExtensionContext;
 use pi_tool_core::{ABORTED_MESSAGE, ToolError, ToolErrorKind};
 use pi_tool_core::{AgentTool, ToolInvocation};
-use pi_tool_core::{CallFailure, CallSpan};
+use pi_tool_core::{CallFailure, CallScope, CallSpan, NestedCall};
+
+/// The driver of a batch: each call's outcome, and nested calls as requests.
+type BatchDriver<'a> = Driver<'a, (JsonToolResult, Option<CallFailure>), NestedRequest>;
 
 /// The tool results of one batch and whether it ends the run.
 pub(crate) struct BatchOutcome {
     pub(crate) messages: Vec<Arc<ToolResultMessage>>,
     pub(crate) terminate: bool,
+}
+
+/// A nested call running in a slot of the batch's driver.
+struct NestedSlot {
+    call: ToolCall,
+    parent: Arc<str>,
+    reply: futures::channel::oneshot::Sender<nested::Reply>,
 }
 
 struct Finalized {
@@ -75,6 +88,9 @@ struct Batch<'a> {
     assistant: &'a AssistantMessage,
     config: &'a LoopConfig,
     signal: &'a AbortSignal,
+    /// The context of calls whose tools have a reach, made once per batch (a session's
+    /// tools replace it with their own and keep the scope).
+    linked: std::sync::OnceLock<ExtensionContext>,
 }
 
 /// The error result the loop builds (Pi's `createErrorToolResult`): one text block,
@@ -128,6 +144,7 @@ async fn emit_start(sink: &mut dyn AgentEventSink, call: &ToolCall) {
         tool_call_id: call.id.clone(),
         tool_name: call.name.clone(),
         args: call.arguments.clone(),
+        parent_tool_call_id: None,
     })
     .await;
 }
@@ -138,11 +155,22 @@ async fn emit_end(
     result: &JsonToolResult,
     is_error: bool,
 ) {
+    emit_end_of(sink, call, result, is_error, None).await;
+}
+
+async fn emit_end_of(
+    sink: &mut dyn AgentEventSink,
+    call: &ToolCall,
+    result: &JsonToolResult,
+    is_error: bool,
+    parent_tool_call_id: Option<Arc<str>>,
+) {
     sink.emit(AgentEvent::ToolExecutionEnd {
         tool_call_id: call.id.clone(),
         tool_name: call.name.clone(),
         result: result.clone(),
         is_error,
+        parent_tool_call_id,
     })
     .await;
 }
@@ -193,6 +221,7 @@ pub(crate) async fn execute_tool_calls(
         assistant,
         config,
         signal,
+        linked: std::sync::OnceLock::new(),
     };
     let sequential = config.policy.tool_execution == ToolExecutionMode::Sequential
         || calls.iter().any(|call| {
@@ -217,9 +246,9 @@ impl<'a> Batch<'a> {
         // `instrument` moves the future into a wrapper: a copy per call that a run with
         // no subscriber should not pay.
         let prepared = if span.span().is_disabled() {
-            self.prepare_call(call).await
+            self.prepare_call(call, None).await
         } else {
-            self.prepare_call(call)
+            self.prepare_call(call, None)
                 .instrument(span.span().clone())
                 .await
         };
@@ -232,7 +261,12 @@ impl<'a> Batch<'a> {
         }
     }
 
-    async fn prepare_call<'c>(&self, call: &'c ToolCall) -> Preparation<'c> {
+    /// `nested`: the call a tool made through its context (its signal and parent).
+    async fn prepare_call<'c>(
+        &self,
+        call: &'c ToolCall,
+        nested: Option<&NestedCall>,
+    ) -> Preparation<'c> {
         let Some(tool) = self.context.find_tool(&call.name) else {
             return Preparation::Immediate(
                 error_result(format!("Tool {} not found", call.name)),
@@ -240,7 +274,7 @@ impl<'a> Batch<'a> {
             );
         };
         let tool = tool.clone();
-        let attempt = AssertUnwindSafe(self.try_prepare(call, tool))
+        let attempt = AssertUnwindSafe(self.try_prepare(call, tool, nested))
             .catch_unwind()
             .await;
         match attempt {
@@ -263,7 +297,9 @@ impl<'a> Batch<'a> {
         &self,
         call: &'c ToolCall,
         tool: Arc<dyn AgentTool>,
+        nested: Option<&NestedCall>,
     ) -> Result<Preparation<'c>, ToolError> {
+        let signal = nested.map_or(self.signal, |n| &n.signal);
         // Pi gives the tool its own copy (`structuredClone` before validation); a borrow
         // cannot change the model's arguments, so the copy is made only when a step below
         // changes them (`prepare_arguments`, coercion, a `before_tool_call` hook).
@@ -276,11 +312,12 @@ impl<'a> Batch<'a> {
                         tool_call: call,
                         args: args.to_mut(),
                         context: self.context,
+                        parent_tool_call_id: nested.map(|n| &*n.parent_id),
                     },
-                    self.signal,
+                    signal,
                 )
                 .await?;
-            if self.signal.is_aborted() {
+            if signal.is_aborted() {
                 return Ok(aborted_preparation());
             }
             match decision {
@@ -296,13 +333,14 @@ impl<'a> Batch<'a> {
                     return Ok(Preparation::Immediate(result, CallFailure::BLOCKED));
                 }
                 // This loop keeps no pending decisions: the call is blocked, saying why.
+                // A nested call never waits for one: its outer call is mid-execution.
                 BeforeToolCallResult::Ask(request) => {
                     let result = error_result(request.unanswered(&call.name));
                     return Ok(Preparation::Immediate(result, CallFailure::BLOCKED));
                 }
             }
         }
-        if self.signal.is_aborted() {
+        if signal.is_aborted() {
             return Ok(aborted_preparation());
         }
         Ok(Preparation::Prepared { tool, args })
@@ -319,12 +357,17 @@ impl<'a> Batch<'a> {
         args: Cow<'_, Value>,
         on_update: pi_tool_core::OnUpdate<Option<JsonDetails>>,
         check_abort: bool,
+        (scope, nested): (Option<Arc<CallScope>>, Option<&NestedCall>),
     ) -> (JsonToolResult, Option<CallFailure>) {
-        if check_abort && self.signal.is_aborted() {
+        let signal = nested.map_or(self.signal, |n| &n.signal);
+        if check_abort && signal.is_aborted() {
             return (error_result(ABORTED_MESSAGE), Some(ABORTED));
         }
-        let invocation =
-            ToolInvocation::new(&call.id, &*args, self.signal.clone(), on_update.clone());
+        let mut invocation =
+            ToolInvocation::new(&call.id, &*args, signal.clone(), on_update.clone());
+        if let Some(scope) = scope {
+            invocation = invocation.with_context(self.linked_context().with_call_scope(scope));
+        }
         let outcome = self.config.policy.call.execute(&*tool, invocation).await;
         on_update.close();
         YieldOnce::new().await;
@@ -345,8 +388,9 @@ impl<'a> Batch<'a> {
                     result: &result,
                     is_error,
                     context: self.context,
+                    parent_tool_call_id: nested.map(|n| &*n.parent_id),
                 };
-                let after = AssertUnwindSafe(hook.after_tool_call(ctx, self.signal))
+                let after = AssertUnwindSafe(hook.after_tool_call(ctx, signal))
                     .catch_unwind()
                     .await;
                 match after {
@@ -370,12 +414,120 @@ impl<'a> Batch<'a> {
         }
     }
 
+    /// The context of a call whose tool has a reach: linked to this run (its signal),
+    /// made once per batch.
+    fn linked_context(&self) -> ExtensionContext {
+        self.linked
+            .get_or_init(|| {
+                let cwd = std::env::current_dir().unwrap_or_else(|_| ".".into());
+                ExtensionContext::builder(cwd)
+                    .signal(self.signal.clone())
+                    .build()
+            })
+            .clone()
+    }
+
+    /// Where the nested calls of the call about to take the driver's next slot go; `None`
+    /// for a tool without a reach (it makes none, and pays nothing).
+    fn scope_for(
+        &self,
+        driver: &BatchDriver<'_>,
+        tool: &Arc<dyn AgentTool>,
+        call: &ToolCall,
+        nested: Option<&NestedCall>,
+    ) -> Option<Arc<CallScope>> {
+        let reaches = &tool.spec().reaches;
+        (!reaches.is_empty()).then(|| {
+            nested::scope(
+                driver.inbox(),
+                driver.next_slot(),
+                self.config.policy.max_call_depth,
+                reaches,
+                call,
+                nested,
+                self.signal,
+            )
+        })
+    }
+
+    /// A nested call, start to end, through the steps of a direct one: prepare (lookup,
+    /// check, `before_tool_call`), then execute and `after_tool_call`. The driver's
+    /// `Done` finishes it as it finishes every call.
+    async fn run_nested(
+        &self,
+        call: ToolCall,
+        nested: NestedCall,
+        on_update: pi_tool_core::OnUpdate<Option<JsonDetails>>,
+        scope: impl FnOnce(&Arc<dyn AgentTool>, &ToolCall, &NestedCall) -> Option<Arc<CallScope>>,
+    ) -> (JsonToolResult, Option<CallFailure>) {
+        match self.prepare_call(&call, Some(&nested)).await {
+            Preparation::Immediate(result, failure) => (result, Some(failure)),
+            Preparation::Prepared { tool, args } => {
+                let scope = scope(&tool, &call, &nested);
+                self.execute_call(&call, tool, args, on_update, true, (scope, Some(&nested)))
+                    .await
+            }
+        }
+    }
+
+    /// Starts a nested call as a call of this batch: its start event, its span (a child
+    /// of the outer call's), its slot, started at once (it never waits for the batch's
+    /// limit: its outer call holds a place already).
+    async fn start_nested<'d>(
+        &'d self,
+        driver: &mut BatchDriver<'d>,
+        request: NestedRequest,
+        sink: &mut dyn AgentEventSink,
+    ) -> (usize, NestedSlot) {
+        let NestedRequest {
+            call: nested_call,
+            parent_slot,
+            reply,
+        } = request;
+        let call = nested::tool_call(&nested_call);
+        let policy = &self.config.policy.call;
+        let span = match driver.span(parent_slot) {
+            Some(parent) => parent
+                .span()
+                .in_scope(|| policy.span(&call.name, &call.id, &call.arguments)),
+            None => policy.span(&call.name, &call.id, &call.arguments),
+        };
+        let parent = nested_call.parent_id.clone();
+        sink.emit(nested::start_event(&call, &parent)).await;
+        let on_update = driver.on_update_for_next();
+        let (inbox, slot) = (driver.inbox(), driver.next_slot());
+        let max_depth = self.config.policy.max_call_depth;
+        let signal = self.signal;
+        let future = self.run_nested(
+            call.clone(),
+            nested_call,
+            on_update,
+            move |tool, call, nested| {
+                let reaches = &tool.spec().reaches;
+                (!reaches.is_empty()).then(|| {
+                    nested::scope(inbox, slot, max_depth, reaches, call, Some(nested), signal)
+                })
+            },
+        );
+        let slot = driver.push(Box::pin(future), span);
+        driver.start(slot);
+        (
+            slot,
+            NestedSlot {
+                call,
+                parent,
+                reply,
+            },
+        )
+    }
+
     /// Drives the calls pushed into `driver` from slot `first` on, emitting their
     /// updates (also into their spans) and ends. `calls[slot]` is the call of each slot;
-    /// `limit` bounds how many run at once.
-    async fn drive(
-        &self,
-        driver: &mut Driver<'_, (JsonToolResult, Option<CallFailure>)>,
+    /// `limit` bounds how many run at once. Nested calls the calls make join as slots of
+    /// their own, outside the limit, and their outcome goes back to the outer call.
+    async fn drive<'d>(
+        &'d self,
+        driver: &mut BatchDriver<'d>,
         first: usize,
         calls: &[&ToolCall],
         limit: usize,
@@ -389,10 +541,14 @@ impl<'a> Batch<'a> {
             driver.start(started);
             started += 1;
         }
+        let mut nested_slots: HashMap<usize, NestedSlot> = HashMap::new();
         while let Some(event) = driver.next().await {
             match event {
                 DriverEvent::Update(slot, partial_result) => {
-                    let call = calls[slot];
+                    let (call, parent) = match nested_slots.get(&slot) {
+                        Some(n) => (&n.call, Some(n.parent.clone())),
+                        None => (calls[slot], None),
+                    };
                     if let Some(span) = driver.span(slot) {
                         span.record_update(&partial_result, &self.config.policy.call);
                     }
@@ -401,14 +557,26 @@ impl<'a> Batch<'a> {
                         tool_name: call.name.clone(),
                         args: call.arguments.clone(),
                         partial_result,
+                        parent_tool_call_id: parent,
                     })
                     .await;
+                }
+                DriverEvent::Request(request) => {
+                    let (slot, nested) = self.start_nested(driver, request, sink).await;
+                    nested_slots.insert(slot, nested);
                 }
                 DriverEvent::Done(slot, (result, error_type), span) => {
                     // What the model reads; the span ends here, with the call.
                     let result = self.config.policy.call.finish(&span, result, error_type);
                     drop(span);
                     let is_error = error_type.is_some();
+                    if let Some(nested) = nested_slots.remove(&slot) {
+                        emit_end_of(sink, &nested.call, &result, is_error, Some(nested.parent))
+                            .await;
+                        // The outer call may have stopped waiting (timed out, aborted).
+                        let _ = nested.reply.send(nested::reply(result, error_type));
+                        continue;
+                    }
                     emit_end(sink, calls[slot], &result, is_error).await;
                     on_done(slot, result, is_error);
                     if started < total {
@@ -442,10 +610,21 @@ impl<'a> Batch<'a> {
                 }
                 Preparation::Prepared { tool, args } => {
                     let on_update = driver.on_update_for_next();
+                    let scope = self.scope_for(&driver, &tool, call, None);
                     let slot = driver.push(
-                        Box::pin(self.execute_call(call, tool, args, on_update, false)),
+                        Box::pin(self.execute_call(
+                            call,
+                            tool,
+                            args,
+                            on_update,
+                            false,
+                            (scope, None),
+                        )),
                         span,
                     );
+                    // Nested calls of earlier calls took slots too; `drive` looks up
+                    // only this one in `slot_calls`.
+                    slot_calls.resize(slot, call);
                     slot_calls.push(call);
                     let mut outcome = None;
                     self.drive(
@@ -548,8 +727,16 @@ impl<'a> Batch<'a> {
                 }
                 Preparation::Prepared { tool, args } => {
                     let on_update = driver.on_update_for_next();
+                    let scope = self.scope_for(&driver, &tool, call, None);
                     driver.push(
-                        Box::pin(self.execute_call(call, tool, args, on_update, true)),
+                        Box::pin(self.execute_call(
+                            call,
+                            tool,
+                            args,
+                            on_update,
+                            true,
+                            (scope, None),
+                        )),
                         span,
                     );
                     slot_calls.push(call);

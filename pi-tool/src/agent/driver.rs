@@ -9,12 +9,16 @@
 //! then the call's end if it finished, before the next call is polled.
 //!
 //! Cost per call is O(1): one boxed future, one waker, queue pushes.
+//!
+//! Requests (`R`: the nested calls the batch's tools make through their context) reach
+//! the driver through an [`Inbox`], from wherever a call runs, and come out of
+//! [`Driver::next`] like updates, so that the batch runs them as calls of its own.
 
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::task::{Context, Poll, Wake, Waker};
 
 use futures::task::AtomicWaker;
@@ -26,17 +30,53 @@ use pi_tool_core::OnUpdate;
 
 type SlotFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-#[derive(Default)]
-struct Shared {
+struct Shared<R> {
     ready: Mutex<VecDeque<usize>>,
     updates: Mutex<VecDeque<(usize, JsonToolResult)>>,
+    requests: Mutex<VecDeque<R>>,
     driver: AtomicWaker,
     /// Set while the driver is running (it checks the queues before it suspends), so
     /// a call that wakes itself does not reschedule the whole agent task.
     running: AtomicBool,
 }
 
-impl Shared {
+impl<R> Default for Shared<R> {
+    fn default() -> Self {
+        Shared {
+            ready: Mutex::default(),
+            updates: Mutex::default(),
+            requests: Mutex::new(VecDeque::new()),
+            driver: AtomicWaker::new(),
+            running: AtomicBool::new(false),
+        }
+    }
+}
+
+/// Where requests for a driver are sent from (any task, any thread). It does not keep
+/// the driver: a request sent after the driver is gone comes back, and one queued when
+/// the driver is dropped is dropped with it (so whoever waits on it stops waiting).
+pub(crate) struct Inbox<R>(Weak<Shared<R>>);
+
+impl<R> Clone for Inbox<R> {
+    fn clone(&self) -> Self {
+        Inbox(self.0.clone())
+    }
+}
+
+impl<R> Inbox<R> {
+    /// Queues `request` and wakes the driver; `Err` with the request if the driver is
+    /// gone.
+    pub(crate) fn send(&self, request: R) -> Result<(), R> {
+        let Some(shared) = self.0.upgrade() else {
+            return Err(request);
+        };
+        lock(&shared.requests).push_back(request);
+        shared.notify();
+        Ok(())
+    }
+}
+
+impl<R> Shared<R> {
     fn notify(&self) {
         if !self.running.load(Ordering::SeqCst) {
             self.driver.wake();
@@ -49,13 +89,13 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-struct SlotWaker {
+struct SlotWaker<R> {
     index: usize,
     queued: AtomicBool,
-    shared: Arc<Shared>,
+    shared: Arc<Shared<R>>,
 }
 
-impl Wake for SlotWaker {
+impl<R: Send + 'static> Wake for SlotWaker<R> {
     fn wake(self: Arc<Self>) {
         self.wake_by_ref();
     }
@@ -68,9 +108,9 @@ impl Wake for SlotWaker {
     }
 }
 
-struct Slot<'a, T> {
+struct Slot<'a, T, R> {
     future: Option<SlotFuture<'a, T>>,
-    flag: Arc<SlotWaker>,
+    flag: Arc<SlotWaker<R>>,
     waker: Waker,
     /// Entered around every poll of the call (no `Instrumented` wrapper, so no copy of
     /// the future), and handed out with the call's end.
@@ -78,21 +118,23 @@ struct Slot<'a, T> {
 }
 
 /// What happened next in the batch.
-pub(crate) enum DriverEvent<T> {
+pub(crate) enum DriverEvent<T, R> {
     /// Call `slot` reported progress.
     Update(usize, JsonToolResult),
+    /// A request arrived through the [`Inbox`].
+    Request(R),
     /// Call `slot` finished; its span is handed over, to be recorded into and ended.
     Done(usize, T, CallSpan),
 }
 
-pub(crate) struct Driver<'a, T> {
-    shared: Arc<Shared>,
-    slots: Vec<Slot<'a, T>>,
+pub(crate) struct Driver<'a, T, R> {
+    shared: Arc<Shared<R>>,
+    slots: Vec<Slot<'a, T, R>>,
     live: usize,
     finished: Option<(usize, T)>,
 }
 
-impl<'a, T> Driver<'a, T> {
+impl<'a, T, R: Send + 'static> Driver<'a, T, R> {
     pub(crate) fn new() -> Self {
         Driver {
             shared: Arc::default(),
@@ -111,6 +153,16 @@ impl<'a, T> Driver<'a, T> {
             lock(&shared.updates).push_back((index, update));
             shared.notify();
         })
+    }
+
+    /// Where requests for this driver are sent from.
+    pub(crate) fn inbox(&self) -> Inbox<R> {
+        Inbox(Arc::downgrade(&self.shared))
+    }
+
+    /// The slot the next [`push`](Self::push) returns.
+    pub(crate) fn next_slot(&self) -> usize {
+        self.slots.len()
     }
 
     /// Adds a call (not started yet) and its span; returns its slot.
@@ -150,10 +202,13 @@ impl<'a, T> Driver<'a, T> {
     }
 
     /// The next update or completion; `None` once every pushed call has finished.
-    pub(crate) async fn next(&mut self) -> Option<DriverEvent<T>> {
+    pub(crate) async fn next(&mut self) -> Option<DriverEvent<T, R>> {
         loop {
             if let Some((slot, update)) = lock(&self.shared.updates).pop_front() {
                 return Some(DriverEvent::Update(slot, update));
+            }
+            if let Some(request) = lock(&self.shared.requests).pop_front() {
+                return Some(DriverEvent::Request(request));
             }
             if let Some((slot, output)) = self.finished.take() {
                 // The call's updates are out: its span goes with its end.
@@ -177,7 +232,7 @@ impl<'a, T> Driver<'a, T> {
                 if let Some(slot) = lock(&shared.ready).pop_front() {
                     shared.running.store(true, Ordering::SeqCst);
                     Poll::Ready(Some(slot))
-                } else if !lock(&shared.updates).is_empty() {
+                } else if !lock(&shared.updates).is_empty() || !lock(&shared.requests).is_empty() {
                     shared.running.store(true, Ordering::SeqCst);
                     Poll::Ready(None)
                 } else {

@@ -76,6 +76,11 @@ pub enum AgentEvent {
         tool_name: Arc<str>,
         /// The raw arguments (not prepared, not validated), shared with the tool call.
         args: Arc<Value>,
+        /// The call that made this one through its context (`ctx.call_tool`); `None` for
+        /// a call the model made. Not in Pi's events (Pi 0.85.0 has no nested calls), and
+        /// left out of the JSON when `None`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        parent_tool_call_id: Option<Arc<str>>,
     },
     /// A running tool reported progress.
     ToolExecutionUpdate {
@@ -87,6 +92,11 @@ pub enum AgentEvent {
         args: Arc<Value>,
         /// The partial result, as the tool gave it.
         partial_result: JsonToolResult,
+        /// The call that made this one through its context (`ctx.call_tool`); `None` for
+        /// a call the model made. Not in Pi's events (Pi 0.85.0 has no nested calls), and
+        /// left out of the JSON when `None`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        parent_tool_call_id: Option<Arc<str>>,
     },
     /// A tool call ended.
     ToolExecutionEnd {
@@ -98,6 +108,11 @@ pub enum AgentEvent {
         result: JsonToolResult,
         /// Whether it failed.
         is_error: bool,
+        /// The call that made this one through its context (`ctx.call_tool`); `None` for
+        /// a call the model made. Not in Pi's events (Pi 0.85.0 has no nested calls), and
+        /// left out of the JSON when `None`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        parent_tool_call_id: Option<Arc<str>>,
     },
 }
 
@@ -152,6 +167,7 @@ mod tests {
             tool_call_id: "c1".into(),
             tool_name: "get_weather".into(),
             args: Arc::new(json!({"city": "Paris"})),
+            parent_tool_call_id: None,
         };
         assert_eq!(
             serde_json::to_value(&start).unwrap(),
@@ -162,6 +178,7 @@ mod tests {
             tool_name: "get_weather".into(),
             result: JsonToolResult::error("boom"),
             is_error: true,
+            parent_tool_call_id: None,
         };
         assert_eq!(
             serde_json::to_value(&end).unwrap(),
@@ -173,10 +190,15 @@ mod tests {
             tool_name: "t".into(),
             args: Arc::new(json!({})),
             partial_result: JsonToolResult::from_json(json!({"content": []})).unwrap(),
+            parent_tool_call_id: Some("c0".into()),
         };
         assert_eq!(
             serde_json::to_value(&update).unwrap()["partialResult"],
             json!({"content": []})
+        );
+        assert_eq!(
+            serde_json::to_value(&update).unwrap()["parentToolCallId"],
+            json!("c0")
         );
         assert_eq!(
             serde_json::to_value(AgentEvent::TurnStart).unwrap(),

@@ -39,6 +39,9 @@ pub struct BeforeToolCallContext<'a> {
     pub args: &'a mut Value,
     /// The run's context.
     pub context: &'a Context,
+    /// The call that made this one through its context (`ctx.call_tool`); `None` for a
+    /// call the model made.
+    pub parent_tool_call_id: Option<&'a str>,
 }
 
 /// What `before_tool_call` decides (Pi's `BeforeToolCallResult`, plus
@@ -186,6 +189,9 @@ pub struct AfterToolCallContext<'a> {
     pub is_error: bool,
     /// The run's context.
     pub context: &'a Context,
+    /// The call that made this one through its context (`ctx.call_tool`); `None` for a
+    /// call the model made.
+    pub parent_tool_call_id: Option<&'a str>,
 }
 
 /// Field-by-field replacements of an executed call's result (Pi's

@@ -29,6 +29,7 @@ mod driver;
 mod event;
 mod hooks;
 mod listeners;
+mod nested;
 mod options;
 mod outcome;
 mod policy;

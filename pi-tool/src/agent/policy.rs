@@ -12,7 +12,7 @@
 use std::num::NonZeroUsize;
 use std::sync::Arc;
 
-use pi_tool_core::{CallPolicy, ToolExecutionMode};
+use pi_tool_core::{CallPolicy, DEFAULT_MAX_DEPTH, ToolExecutionMode};
 
 use super::hooks::{AfterToolCall, BeforeToolCall};
 
@@ -46,6 +46,9 @@ pub struct RunPolicy {
     pub before_tool_call: Option<Arc<dyn BeforeToolCall>>,
     /// Runs after each executed call and may replace its result (Pi's `afterToolCall`).
     pub after_tool_call: Option<Arc<dyn AfterToolCall>>,
+    /// How deep nested calls (`ctx.call_tool`) may go: a call at this depth cannot make
+    /// nested calls (default [`DEFAULT_MAX_DEPTH`], 8; a direct call is depth 0).
+    pub max_call_depth: usize,
 }
 
 impl Default for RunPolicy {
@@ -58,6 +61,7 @@ impl Default for RunPolicy {
             max_concurrency: None,
             before_tool_call: None,
             after_tool_call: None,
+            max_call_depth: DEFAULT_MAX_DEPTH,
         }
     }
 }
@@ -97,6 +101,13 @@ impl RunPolicy {
         self
     }
 
+    /// Sets how deep nested calls may go (0: tools make no nested calls).
+    #[must_use]
+    pub fn max_call_depth(mut self, depth: usize) -> Self {
+        self.max_call_depth = depth;
+        self
+    }
+
     /// Installs an `after_tool_call` hook.
     #[must_use]
     pub fn after_tool_call(mut self, hook: Arc<dyn AfterToolCall>) -> Self {
@@ -119,6 +130,7 @@ impl std::fmt::Debug for RunPolicy {
             .field("max_concurrency", &self.max_concurrency)
             .field("before_tool_call", &self.before_tool_call.is_some())
             .field("after_tool_call", &self.after_tool_call.is_some())
+            .field("max_call_depth", &self.max_call_depth)
             .finish()
     }
 }

@@ -51,6 +51,11 @@ impl AgentTool for SessionTool {
         }) else {
             return Err(ToolError::new(SessionError::Disposed.to_string()));
         };
+        // The session's context, with the scope of nested calls the batch gave this call.
+        let ctx = match call.context.as_ref().and_then(ExtensionContext::call_scope) {
+            Some(scope) => ctx.with_call_scope(scope.clone()),
+            None => ctx,
+        };
         let active_before = session.active_snapshot();
         let outcome = self.definition.execute(call.with_context(ctx)).await;
         match outcome {

@@ -12,6 +12,7 @@ use pi_tool::{TaskSupport, ToolError, ToolExecutionMode, Tool, pi_tool};
     prompt_snippet = "lookup-user: find a user by id",
     prompt_guidelines = ["Use lookup-user before editing a user.", "Never guess ids."],
     timeout = "1500ms",
+    reaches = ["wait", "read-file"],
 )]
 pub async fn find_user() -> Result<String, ToolError> {
     Ok("ada".to_owned())
@@ -35,4 +36,6 @@ fn main() {
     assert_eq!(FindUser::TIMEOUT, Some(Duration::from_millis(1500)));
     assert_eq!(Wait::TIMEOUT, Some(Duration::from_secs(120)));
     assert_eq!(Wait::LABEL, "Wait");
+    assert_eq!(FindUser::REACHES, ["wait", "read-file"]);
+    assert!(Wait::REACHES.is_empty());
 }

@@ -42,7 +42,7 @@ pub struct Session;
 #[pi_tools]
 impl Session {
     /// Reports the working directory.
-    #[pi_tool]
+    #[pi_tool(reaches = ["read_counter"])]
     pub async fn where_am_i(&self, ctx: ExtensionContext) -> Result<String, ToolError> {
         Ok(ctx.cwd().display().to_string())
     }
@@ -60,4 +60,5 @@ fn main() {
     let session = Arc::new(Session);
     assert_eq!(session.tools().len(), 1);
     let _ = WhereAmITool::new(session.clone());
+    assert_eq!(<WhereAmITool as pi_tool::Tool>::REACHES, ["read_counter"]);
 }
