@@ -381,3 +381,40 @@ async fn a_provider_request_records_usage_in_its_chat_span() {
     let everything = format!("{:?}{:?}", recorder.spans(), recorder.events());
     assert!(!everything.contains(KEY));
 }
+
+/// Says the text back through a nested call of `slow_echo`.
+#[pi_tool(name = "relay_echo", reaches = ["slow_echo"])]
+async fn relay_echo(
+    params: EchoParams,
+    ctx: pi_tool::context::ExtensionContext,
+) -> Result<String, ToolError> {
+    let result = ctx
+        .call_tool("slow_echo", json!({ "text": params.text }))
+        .await?;
+    Ok(result.text_content())
+}
+
+#[tokio::test]
+async fn a_nested_call_s_span_is_a_child_of_the_outer_call_s() {
+    let recorder = Recorder::default();
+    let _guard = recorder.install();
+    let pack = pi_tool::tool_pack![SlowEcho, RelayEcho];
+    let agent = Agent::new(
+        AgentOptions::new(Arc::new(FauxModel::new(vec![
+            FauxTurn::new(vec![AssistantContent::tool_call(
+                "call_1",
+                "relay_echo",
+                json!({ "text": "hi" }),
+            )]),
+            FauxTurn::text("done"),
+        ])))
+        .model(FauxModel::model())
+        .tools(pack.tools()),
+    );
+    agent.prompt("go").await.unwrap();
+    let outer = tool_span(&recorder, "call_1");
+    let nested = tool_span(&recorder, "call_1/1");
+    assert_eq!(nested.parent, Some(outer.index));
+    assert_eq!(nested.field("gen_ai.tool.name"), Some("slow_echo"));
+    assert!(nested.closed < outer.closed, "the nested call ends first");
+}
