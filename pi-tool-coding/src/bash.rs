@@ -5,6 +5,11 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
+use std::os::unix::process::ExitStatusExt;
+
+use pi_tool_core::safety::{
+    DEFAULT_ENV_ALLOWLIST, ProcessLeader, Sandbox, SandboxViolation, SpawnError, spawn_contained,
+};
 use pi_tool_core::{AbortSignal, AgentToolResult, Content, JsonSchema, OnUpdate, ToolError};
 use serde::{Deserialize, Serialize};
 use tokio::io::AsyncReadExt;
@@ -46,6 +51,10 @@ pub struct BashDetails {
     /// The temporary file holding every byte of the output.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub full_output_path: Option<PathBuf>,
+    /// What the sandbox refused during the call, as the model reads it (sandboxed calls
+    /// only; also appended to the text).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sandbox_violations: Vec<String>,
 }
 
 /// How `bash` runs commands.
@@ -56,6 +65,8 @@ pub(crate) struct ShellConfig<'a> {
     /// The `powershell` tool: Pi's shell tool with PowerShell's configuration, which Pi
     /// resolves only on Windows.
     pub powershell: bool,
+    /// The kernel sandbox every command runs in (`None`: Pi's unconfined shell).
+    pub sandbox: Option<Sandbox>,
 }
 
 /// Pi's `getPowerShellConfig()` on any other platform than Windows (this crate runs on
@@ -124,32 +135,9 @@ fn shell_env(agent: &Path) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
     env
 }
 
-/// Kills the command's process group when the call ends early or is dropped.
-struct GroupGuard {
-    pid: Option<i32>,
-}
-
-impl GroupGuard {
-    fn kill(&self) {
-        if let Some(pid) = self.pid {
-            // SAFETY: kill has no memory effects; a stale id at worst fails with ESRCH.
-            let rc = unsafe { libc::kill(-pid, libc::SIGKILL) };
-            if rc != 0 {
-                // SAFETY: as above.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
-            }
-        }
-    }
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
 enum ExecEnd {
-    Exited(Option<i32>),
+    /// The exit code (`None` when a signal ended the shell) and the signal.
+    Exited(Option<i32>, Option<i32>),
     Aborted,
     TimedOut,
 }
@@ -158,6 +146,7 @@ fn emit(on_update: &OnUpdate<Option<BashDetails>>, snapshot: Snapshot) {
     let details = BashDetails {
         truncation: snapshot.truncation.truncated.then_some(snapshot.truncation),
         full_output_path: snapshot.full_output_path,
+        sandbox_violations: Vec::new(),
     };
     on_update.send(AgentToolResult::new(
         vec![Content::text(snapshot.content)],
@@ -205,6 +194,17 @@ pub(crate) async fn run(
     };
     let snapshot = output.snapshot(true);
     let closed = output.close_temp_file();
+    // What the sandbox refused, found in the output the model sees, said as what it is.
+    let violations: Vec<String> = match (&config.sandbox, &end) {
+        (Some(sandbox), Ok(ExecEnd::Exited(_, signal))) => {
+            SandboxViolation::find(&snapshot.content, *signal, sandbox, cwd)
+        }
+        (Some(sandbox), Ok(_)) => SandboxViolation::find(&snapshot.content, None, sandbox, cwd),
+        _ => Vec::new(),
+    }
+    .iter()
+    .map(SandboxViolation::message)
+    .collect();
     let format = |snapshot: &Snapshot, empty: &str| -> (String, Option<BashDetails>) {
         let t = &snapshot.truncation;
         let mut text = if snapshot.content.is_empty() {
@@ -245,6 +245,7 @@ pub(crate) async fn run(
             Some(BashDetails {
                 truncation: Some(t.clone()),
                 full_output_path: snapshot.full_output_path.clone(),
+                sandbox_violations: Vec::new(),
             }),
         )
     };
@@ -262,7 +263,7 @@ pub(crate) async fn run(
     if let Err(e) = closed {
         return Err(ToolError::new(js::fs_error(&e, "write", None)));
     }
-    match end {
+    let result = match end {
         ExecEnd::Aborted => Err(ToolError::new(append_status(
             format(&snapshot, "").0,
             "Command aborted".to_owned(),
@@ -274,7 +275,7 @@ pub(crate) async fn run(
                 params.timeout.map_or("undefined".to_owned(), js::num)
             ),
         ))),
-        ExecEnd::Exited(code) => {
+        ExecEnd::Exited(code, _) => {
             let (text, details) = format(&snapshot, "(no output)");
             match code {
                 Some(code) if code != 0 => Err(ToolError::new(append_status(
@@ -284,6 +285,27 @@ pub(crate) async fn run(
                 _ => Ok(AgentToolResult::new(vec![Content::text(text)], details)),
             }
         }
+    };
+    if violations.is_empty() {
+        return result;
+    }
+    let note: String = violations
+        .iter()
+        .map(|violation| format!("\n[sandbox] {violation}"))
+        .collect();
+    match result {
+        Ok(mut result) => {
+            if let Some(Content::Text { text }) = result.content.first_mut() {
+                text.push('\n');
+                text.push_str(&note);
+            }
+            result
+                .details
+                .get_or_insert_with(BashDetails::default)
+                .sandbox_violations = violations;
+            Ok(result)
+        }
+        Err(error) => Err(ToolError::new(format!("{}\n{note}", error.message()))),
     }
 }
 
@@ -342,32 +364,35 @@ async fn exec(
         .arg(command)
         .current_dir(cwd)
         .env_clear()
-        .envs(shell_env(&agent))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    // SAFETY: `setsid` is async-signal-safe and touches no memory of the parent; it makes
-    // the shell the leader of a new session and process group (Node's `detached: true`),
-    // so that one `kill(-pid)` reaches everything it starts.
-    unsafe {
-        cmd.pre_exec(|| {
-            if libc::setsid() == -1 {
-                return Err(std::io::Error::last_os_error());
+        .stderr(Stdio::piped());
+    if config.sandbox.is_some() {
+        // The host's environment holds its secrets; a sandboxed shell gets what programs
+        // need (`spawn_contained` adds the private `HOME` and `TMPDIR`).
+        for key in DEFAULT_ENV_ALLOWLIST {
+            if let Some(value) = std::env::var_os(key) {
+                cmd.env(key, value);
             }
-            Ok(())
-        });
+        }
+    } else {
+        cmd.envs(shell_env(&agent));
     }
-    let mut child = cmd.spawn().map_err(|e| {
-        ToolError::new(js::fs_error(
-            &e,
-            &format!("spawn {}", shell.display()),
-            None,
-        ))
-    })?;
-    let guard = GroupGuard {
-        pid: child.id().and_then(|id| i32::try_from(id).ok()),
-    };
+    // The shell leads a new session and process group (Node's `detached: true`), so that
+    // one `kill(-pid)` reaches everything it starts.
+    let contained =
+        spawn_contained(cmd, ProcessLeader::Session, config.sandbox.as_ref()).map_err(|error| {
+            match error {
+                SpawnError::Io(e) => ToolError::new(js::fs_error(
+                    &e,
+                    &format!("spawn {}", shell.display()),
+                    None,
+                )),
+                SpawnError::Sandbox(e) => ToolError::new(e.to_string()),
+                other => ToolError::new(other.to_string()),
+            }
+        })?;
+    let (mut child, group) = (contained.child, contained.group);
 
     // Both pipes feed one channel, in arrival order; its bound keeps a flood's memory small.
     let (tx, mut rx) = mpsc::channel::<Vec<u8>>(8);
@@ -386,6 +411,7 @@ async fn exec(
     let mut timed_out = false;
     let mut aborted = false;
     let mut exit: Option<Option<i32>> = None;
+    let mut exit_signal: Option<i32> = None;
     let mut pipes_closed = false;
     let mut idle_deadline: Option<Instant> = None;
     let mut last_update: Option<Instant> = None;
@@ -415,8 +441,9 @@ async fn exec(
                 None => pipes_closed = true,
             },
             status = child.wait(), if exit.is_none() => {
-                let code = status.ok().and_then(|s| s.code());
-                exit = Some(code);
+                let status = status.ok();
+                exit = Some(status.and_then(|s| s.code()));
+                exit_signal = status.and_then(|s| s.signal());
                 idle_deadline = Some(Instant::now() + EXIT_STDIO_GRACE);
             },
             () = tokio::time::sleep_until(idle_deadline.unwrap_or_else(far)), if exit.is_some() && idle_deadline.is_some() => break,
@@ -427,19 +454,24 @@ async fn exec(
             },
             () = signal.token().cancelled(), if !aborted => {
                 aborted = true;
-                guard.kill();
+                group.kill();
             },
             () = tokio::time::sleep_until(deadline.unwrap_or_else(far)), if deadline.is_some() && !timed_out => {
                 timed_out = true;
-                guard.kill();
+                group.kill();
             },
         }
     }
     for reader in readers {
         reader.abort();
     }
-    // The shell is reaped; a background child keeps running, as in Pi.
-    std::mem::forget(guard);
+    // The shell is reaped; a background child keeps running, as in Pi. In the sandbox
+    // it has already ended with the shell (its PID namespace), and the private
+    // directory goes now.
+    if config.sandbox.is_none() {
+        group.release();
+    }
+    drop(child);
     let owed = update_at.is_some();
     if signal.is_aborted() || aborted {
         return Ok((ExecEnd::Aborted, owed));
@@ -447,7 +479,7 @@ async fn exec(
     if timed_out {
         return Ok((ExecEnd::TimedOut, owed));
     }
-    Ok((ExecEnd::Exited(exit.flatten()), owed))
+    Ok((ExecEnd::Exited(exit.flatten(), exit_signal), owed))
 }
 
 async fn pump(pipe: &mut (impl tokio::io::AsyncRead + Unpin), tx: mpsc::Sender<Vec<u8>>) {

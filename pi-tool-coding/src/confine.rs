@@ -1,7 +1,8 @@
 //! The tools confined to one root directory: every `path` argument must name a place
 //! inside the root once resolved as the tool resolves it, every existing symbolic link
-//! on the way followed; `bash` is left out, since a shell command cannot be confined by
-//! looking at its text.
+//! on the way followed. `bash` cannot be confined by looking at its text: it keeps its
+//! place only when it runs in the kernel sandbox (`CodingOptions::sandbox`, which
+//! `CodingTools::pack_confined` sets), and is left out otherwise.
 //!
 //! Pi's own tools take any path (absolute, `~/...`, `../..`), and so does [`crate::pack`];
 //! this is the pack for an agent or a server that hands the tools to a model it does not
@@ -22,8 +23,8 @@ use crate::paths::resolve_to_cwd;
 /// `pi_tool_core::safety` has it). It never names the root.
 pub const OUTSIDE_ROOT: &str = "Path leaves the project root";
 
-/// `tools` without `bash`, each refusing a path outside `root`.
-pub(crate) fn confine(tools: &ToolPack, root: &Path) -> ToolPack {
+/// `tools` (`bash` only when `bash_sandboxed`), each refusing a path outside `root`.
+pub(crate) fn confine(tools: &ToolPack, root: &Path, bash_sandboxed: bool) -> ToolPack {
     // The physical root, so that a root reached through a link (`/tmp` on some systems)
     // compares with the physical paths the check resolves.
     let root = std::fs::canonicalize(root)
@@ -32,7 +33,7 @@ pub(crate) fn confine(tools: &ToolPack, root: &Path) -> ToolPack {
     let owner = ToolOwner::module(env!("CARGO_PKG_NAME"), module_path!());
     let mut pack = ToolPack::new();
     for tool in tools.tools() {
-        if tool.name() == "bash" || tool.name() == "powershell" {
+        if (tool.name() == "bash" && !bash_sandboxed) || tool.name() == "powershell" {
             continue;
         }
         let confined: Arc<dyn AgentTool> = Arc::new(Confined {

@@ -67,14 +67,17 @@
 //! Pi's tools take any path (absolute, `~/...`, `../..`), and so does [`pack`].
 //! [`pack_confined`] (or [`CodingTools::pack_confined`]) is the pack for a model you do
 //! not trust with the whole file system: every path must stay inside the root once
-//! resolved, symbolic links followed, or the call fails with [`OUTSIDE_ROOT`]; `bash`
-//! is left out, since a shell command cannot be confined by its text.
+//! resolved, symbolic links followed, or the call fails with [`OUTSIDE_ROOT`]. A shell
+//! command cannot be confined by its text, so `bash` runs in a kernel sandbox
+//! ([`BashSandbox`]): it writes only the root and a private temporary directory, reads
+//! only those and the system's directories, has no network, and nothing it starts
+//! outlives the call (`docs/sandbox.md` in the repository).
 //!
 //! ```
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let root = std::env::temp_dir();
 //! let pack = pi_tool_coding::pack_confined(&root);
-//! assert_eq!(pack.names().collect::<Vec<_>>(), ["read", "edit", "write", "grep", "find", "ls"]);
+//! assert_eq!(pack.names().collect::<Vec<_>>(), ["read", "bash", "edit", "write", "grep", "find", "ls"]);
 //! # Ok(())
 //! # }
 //! ```
@@ -109,6 +112,7 @@ use std::sync::Arc;
 
 use pi_tool_core::context::ExtensionContext;
 use pi_tool_core::pack::{ToolOwner, ToolPack};
+use pi_tool_core::safety::Sandbox;
 use pi_tool_core::{
     AbortSignal, AgentToolResult, Content, IntoAgentTool, OnUpdate, ToolError, pi_tools,
 };
@@ -140,6 +144,22 @@ pub struct CodingOptions {
     /// `PI_CODING_AGENT_DIR`, default `~/.pi/agent`); `None` reads the environment at
     /// each call.
     pub agent_dir: Option<PathBuf>,
+    /// `bash`: the kernel sandbox each command runs in (not in Pi; `None`, the default,
+    /// is Pi's unconfined shell).
+    pub sandbox: Option<BashSandbox>,
+}
+
+/// The sandbox `bash` runs its commands in
+/// ([`Sandbox`], enforced by the kernel).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BashSandbox {
+    /// Each call confined to the working directory of its context (a session's cwd is
+    /// its root): [`Sandbox::for_root`](pi_tool_core::safety::Sandbox::for_root), no
+    /// network.
+    Cwd,
+    /// This profile for every call.
+    Profile(Sandbox),
 }
 
 impl Default for CodingOptions {
@@ -149,6 +169,7 @@ impl Default for CodingOptions {
             command_prefix: None,
             shell_path: None,
             agent_dir: None,
+            sandbox: None,
         }
     }
 }
@@ -165,6 +186,13 @@ impl CodingOptions {
     #[must_use]
     pub fn command_prefix(mut self, prefix: impl Into<String>) -> Self {
         self.command_prefix = Some(prefix.into());
+        self
+    }
+
+    /// Sets [`sandbox`](Self::sandbox).
+    #[must_use]
+    pub fn sandbox(mut self, sandbox: BashSandbox) -> Self {
+        self.sandbox = Some(sandbox);
         self
     }
 
@@ -280,6 +308,11 @@ impl CodingTools {
             shell: self.options.shell_path.as_deref(),
             agent_dir: self.options.agent_dir.as_deref(),
             powershell: false,
+            sandbox: match &self.options.sandbox {
+                None => None,
+                Some(BashSandbox::Cwd) => Some(Sandbox::for_root(ctx.cwd())),
+                Some(BashSandbox::Profile(sandbox)) => Some(sandbox.clone()),
+            },
         };
         bash::run(params, ctx.cwd(), config, signal, on_update).await
     }
@@ -308,6 +341,7 @@ impl CodingTools {
             shell: None,
             agent_dir: self.options.agent_dir.as_deref(),
             powershell: true,
+            sandbox: None,
         };
         bash::run(params, ctx.cwd(), config, signal, on_update).await
     }
@@ -574,10 +608,13 @@ pub fn pack_confined(root: impl AsRef<Path>) -> ToolPack {
 }
 
 impl CodingTools {
-    /// The tools of [`pack`](Self::pack) but `bash`, confined to `root`: a call whose
-    /// `path` resolves outside `root` (through `..`, an absolute or `~` path, or a
-    /// symbolic link anywhere on the way) fails with [`OUTSIDE_ROOT`] before the tool
-    /// runs. `bash` is left out because a shell command cannot be confined by its text.
+    /// The tools of [`pack`](Self::pack), confined to `root`: a call whose `path`
+    /// resolves outside `root` (through `..`, an absolute or `~` path, or a symbolic link
+    /// anywhere on the way) fails with [`OUTSIDE_ROOT`] before the tool runs. `bash`
+    /// cannot be confined by its text: it runs in the kernel sandbox
+    /// ([`Sandbox::for_root`](pi_tool_core::safety::Sandbox::for_root)`(root)`, no network,
+    /// unless [`CodingOptions::sandbox`] names another profile), and a call the kernel
+    /// cannot sandbox is refused.
     ///
     /// A call without a session's context runs with `root` as its directory (relative
     /// paths resolve against it); a call with one resolves against the context's
@@ -585,7 +622,16 @@ impl CodingTools {
     /// this is for a host that gives the tools to a model it does not trust with the rest
     /// of the file system.
     pub fn pack_confined(self: &Arc<Self>, root: impl AsRef<Path>) -> ToolPack {
-        confine::confine(&self.pack(), root.as_ref())
+        let root = root.as_ref();
+        let sandboxed = match &self.options.sandbox {
+            Some(BashSandbox::Profile(_)) => self.clone(),
+            _ => {
+                let mut options = self.options.clone();
+                options.sandbox = Some(BashSandbox::Profile(Sandbox::for_root(root)));
+                Arc::new(CodingTools { options })
+            }
+        };
+        confine::confine(&sandboxed.pack(), root, true)
     }
 
     /// The built-in tools of Pi's session, in the order of its registry: `read`, `bash`,

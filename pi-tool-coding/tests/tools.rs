@@ -513,7 +513,7 @@ async fn the_confined_pack_refuses_paths_outside_its_root_and_runs_in_it() {
     let pack = pi_tool_coding::pack_confined(&root);
     assert_eq!(
         pack.names().collect::<Vec<_>>(),
-        ["read", "edit", "write", "grep", "find", "ls"]
+        ["read", "bash", "edit", "write", "grep", "find", "ls"]
     );
     let read = pack.get("read").unwrap();
     let run = |path: &str| {

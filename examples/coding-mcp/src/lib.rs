@@ -5,8 +5,9 @@
 //! Pi's tools take any path: absolute, `~/...`, `../..`; so does this server by default,
 //! as Pi does. With confinement, every `path` argument must name a place inside the root
 //! once resolved as the tool would resolve it and every existing symbolic link on the way
-//! is followed, and `bash` is left out: a shell command cannot be confined by looking at
-//! its text.
+//! is followed, and `bash`, which cannot be confined by looking at its text, runs in the
+//! kernel sandbox, confined to the root with no network
+//! (`pi_tool_core::safety::Sandbox::for_root`).
 
 use std::path::Path;
 use std::sync::Arc;

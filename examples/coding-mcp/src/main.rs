@@ -6,8 +6,12 @@
 //! ```
 //!
 //! - `--root DIR`: the working directory of every call (default: the current directory).
-//! - `--confine`: refuse paths outside the root (`Path leaves the project root`) and leave
-//!   `bash` out. Off by default, as in Pi, whose tools take any path.
+//! - `--confine`: refuse paths outside the root (`Path leaves the project root`) and run
+//!   `bash` in the kernel sandbox: it writes only inside the root (and a private
+//!   temporary directory), reads only those and the system's directories, has no
+//!   network, and nothing it starts outlives the call (`docs/sandbox.md`). A kernel that
+//!   cannot enforce that refuses each `bash` call, naming what it lacks. Off by default,
+//!   as in Pi, whose tools take any path.
 //! - `--http ADDRESS:PORT`: streamable HTTP instead of stdio.
 //!
 //! Standard output is the MCP channel (stdio); standard error gets one line per finished

@@ -1,5 +1,6 @@
 //! `coding-mcp` over stdio with hand-written JSON-RPC: the tools read the root given on
-//! the command line, and `--confine` refuses a path outside it and leaves `bash` out.
+//! the command line, and `--confine` refuses a path outside it and runs `bash` in the
+//! kernel sandbox (writes only inside the root).
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -70,6 +71,7 @@ fn serves_the_root_and_confines_on_request() {
     let list = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
     let read_inside = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read","arguments":{"path":"hello.txt"}}}"#;
     let read_outside = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read","arguments":{"path":"../secret.txt"}}}"#;
+    let bash = r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo made > made.txt; cat made.txt; echo escaped > ../escaped.txt; cat ../secret.txt"}}}"#;
 
     let open = exchange(&root, false, &[list, read_inside, read_outside]);
     assert!(open[0].contains(r#""name":"bash""#), "{}", open[0]);
@@ -80,8 +82,8 @@ fn serves_the_root_and_confines_on_request() {
         open[2]
     );
 
-    let confined = exchange(&root, true, &[list, read_inside, read_outside]);
-    assert!(!confined[0].contains(r#""name":"bash""#), "{}", confined[0]);
+    let confined = exchange(&root, true, &[list, read_inside, read_outside, bash]);
+    assert!(confined[0].contains(r#""name":"bash""#), "{}", confined[0]);
     assert!(
         confined[1].contains("hello from the root"),
         "{}",
@@ -94,5 +96,18 @@ fn serves_the_root_and_confines_on_request() {
         confined[2]
     );
     assert!(!confined[2].contains("outside\\n"));
+    // bash ran, inside the root only: the host checks the files.
+    assert!(confined[3].contains("made"), "{}", confined[3]);
+    assert_eq!(
+        std::fs::read_to_string(root.join("made.txt")).unwrap(),
+        "made\n"
+    );
+    assert!(!dir.join("escaped.txt").exists(), "{}", confined[3]);
+    assert!(!confined[3].contains("outside\\n"), "{}", confined[3]);
+    assert!(
+        confined[3].contains("the sandbox refused a write outside the project root"),
+        "{}",
+        confined[3]
+    );
     let _ = std::fs::remove_dir_all(dir);
 }

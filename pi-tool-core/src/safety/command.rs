@@ -29,7 +29,10 @@
 //!   what a shell or `make` started in the background does not outlive the call, and
 //!   cannot hold the output pipes open after the child exits. A program that leaves
 //!   the group on purpose (`setsid`, daemons) escapes this, as it escapes any
-//!   group-based supervisor. Elsewhere only the direct child is killed.
+//!   group-based supervisor, unless the run is sandboxed (its PID namespace ends with
+//!   it). Elsewhere only the direct child is killed.
+//! - **Effects.** [`Command::sandbox`] runs the program inside a [`Sandbox`]: the files
+//!   it may read and write, the network, its processes, enforced by the kernel.
 //!
 //! A non-zero exit status is not an error here: the tool decides what it means
 //! ([`CommandOutput::error_if_failed`] is the common answer).
@@ -44,6 +47,8 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 
 use crate::abort::AbortSignal;
 use crate::error::{ToolError, ToolErrorKind};
+
+use super::sandbox::{ProcessLeader, Sandbox, SandboxViolation, SpawnError, spawn_contained};
 
 /// Variables a child inherits from the host unless told otherwise: what ordinary
 /// programs need to find executables, a home directory, a locale and a temp dir, and
@@ -84,6 +89,7 @@ pub struct Command {
     vars: Vec<(OsString, OsString)>,
     timeout: Option<Duration>,
     output_limit: usize,
+    sandbox: Option<Sandbox>,
 }
 
 impl Command {
@@ -100,6 +106,7 @@ impl Command {
             vars: Vec::new(),
             timeout: None,
             output_limit: DEFAULT_OUTPUT_LIMIT,
+            sandbox: None,
         }
     }
 
@@ -178,6 +185,16 @@ impl Command {
         self
     }
 
+    /// Runs the program inside `sandbox`, enforced by the kernel
+    /// ([`Sandbox`](super::Sandbox)): a run the kernel cannot confine as asked is
+    /// refused. The sandbox's wall-time limit applies as a timeout when it is the
+    /// shorter one.
+    #[must_use]
+    pub fn sandbox(mut self, sandbox: Sandbox) -> Self {
+        self.sandbox = Some(sandbox);
+        self
+    }
+
     /// The program to run.
     pub fn get_program(&self) -> &OsStr {
         &self.program
@@ -202,11 +219,7 @@ impl Command {
             .args(&self.args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        // A new group led by the child (pgid = its pid), so that the group can be killed.
-        #[cfg(unix)]
-        command.process_group(0);
+            .stderr(Stdio::piped());
         if !self.inherit_all {
             command.env_clear();
             for key in &self.inherit {
@@ -240,13 +253,16 @@ impl Command {
                 self.display_name()
             )));
         }
-        let mut child = self
-            .build()
-            .spawn()
-            .map_err(|error| self.spawn_error(&error))?;
-        // Declared after `child`, so dropped first: every way out of this function,
-        // including the future being dropped, kills what the child started.
-        let group = ProcessGroup(child.id());
+        // A new group led by the child (pgid = its pid), so that the group can be killed.
+        // Dropped last: every way out of this function, including the future being
+        // dropped, kills what the child started (the group) and removes the sandbox's
+        // private directory.
+        let contained = spawn_contained(self.build(), ProcessLeader::Group, self.sandbox.as_ref())
+            .map_err(|error| self.spawn_error(error))?;
+        let (mut child, group) = (contained.child, contained.group);
+        let child = &mut child;
+        let group = &group;
+        let timeout = self.effective_timeout();
         let limit = self.output_limit;
         let stdout = child.stdout.take();
         let stderr = child.stderr.take();
@@ -268,7 +284,7 @@ impl Command {
                 (stdout, stderr, status)
             };
             let deadline = async {
-                match self.timeout {
+                match timeout {
                     Some(timeout) => tokio::time::sleep(timeout).await,
                     None => std::future::pending().await,
                 }
@@ -290,22 +306,38 @@ impl Command {
                         error.kind()
                     ))
                 })?;
+                let sandbox_violations = match &self.sandbox {
+                    Some(sandbox) => {
+                        #[cfg(unix)]
+                        let signal = std::os::unix::process::ExitStatusExt::signal(&status);
+                        #[cfg(not(unix))]
+                        let signal = None;
+                        let cwd = match &self.current_dir {
+                            Some(dir) => dir.clone(),
+                            None => std::env::current_dir().unwrap_or_default(),
+                        };
+                        let text = format!("{}\n{}", stderr.text, stdout.text);
+                        SandboxViolation::find(&text, signal, sandbox, &cwd)
+                    }
+                    None => Vec::new(),
+                };
                 Ok(CommandOutput {
                     program: self.display_name(),
                     status,
                     stdout,
                     stderr,
+                    sandbox_violations,
                 })
             }
             Ended::Aborted => {
                 group.kill();
-                kill(&mut child).await;
+                kill(child).await;
                 Err(ToolError::aborted())
             }
             Ended::TimedOut => {
                 group.kill();
-                kill(&mut child).await;
-                let timeout = self.timeout.unwrap_or_default();
+                kill(child).await;
+                let timeout = timeout.unwrap_or_default();
                 Err(ToolError::with_kind(
                     ToolErrorKind::Timeout,
                     format!(
@@ -317,7 +349,25 @@ impl Command {
         }
     }
 
-    fn spawn_error(&self, error: &io::Error) -> ToolError {
+    /// The shorter of the run's timeout and its sandbox's wall-time limit.
+    fn effective_timeout(&self) -> Option<Duration> {
+        let limit = self.sandbox.as_ref().and_then(Sandbox::wall_time_limit);
+        match (self.timeout, limit) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn spawn_error(&self, error: SpawnError) -> ToolError {
+        let error = match error {
+            SpawnError::Sandbox(error) => {
+                return ToolError::new(format!(
+                    "Command `{}` could not be started: {error}",
+                    self.display_name()
+                ));
+            }
+            SpawnError::Io(error) => error,
+        };
         let reason = match error.kind() {
             io::ErrorKind::NotFound => "program not found".to_owned(),
             io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
@@ -335,31 +385,6 @@ enum Ended {
     Done((CapturedOutput, CapturedOutput, io::Result<ExitStatus>)),
     Aborted,
     TimedOut,
-}
-
-/// The process group the child leads (Unix); killed on [`kill`](Self::kill) and on drop.
-struct ProcessGroup(Option<u32>);
-
-impl ProcessGroup {
-    fn kill(&self) {
-        #[cfg(unix)]
-        if let Some(pgid) = self.0.and_then(|pid| libc::pid_t::try_from(pid).ok())
-            && pgid > 0
-        {
-            // SAFETY: kill(2) takes plain integers and touches no memory of ours. A
-            // negative pid addresses the group `pgid`, which the child leads because it
-            // was spawned with `process_group(0)`; ESRCH (group already gone) is fine.
-            unsafe {
-                libc::kill(-pgid, libc::SIGKILL);
-            }
-        }
-    }
-}
-
-impl Drop for ProcessGroup {
-    fn drop(&mut self) {
-        self.kill();
-    }
 }
 
 async fn kill(child: &mut tokio::process::Child) {
@@ -451,6 +476,9 @@ pub struct CommandOutput {
     pub stdout: CapturedOutput,
     /// Its standard error, bounded.
     pub stderr: CapturedOutput,
+    /// What the sandbox refused, read from the output and the exit
+    /// ([`SandboxViolation::find`]); empty without a sandbox.
+    pub sandbox_violations: Vec<SandboxViolation>,
 }
 
 impl CommandOutput {
@@ -464,9 +492,10 @@ impl CommandOutput {
         self.status.code()
     }
 
-    /// `Err` when the program exited non-zero: the message gives the status and the
-    /// head of stderr, at most [`ERROR_STDERR_BYTES`] (an error message is read in full
-    /// by the model; the runtime's redactor still applies to it).
+    /// `Err` when the program exited non-zero: the message gives the status, the head of
+    /// stderr, at most [`ERROR_STDERR_BYTES`] (an error message is read in full by the
+    /// model; the runtime's redactor still applies to it), and one `[sandbox] ...` line
+    /// per refusal of the sandbox.
     pub fn error_if_failed(self) -> Result<Self, ToolError> {
         if self.success() {
             return Ok(self);
@@ -487,6 +516,10 @@ impl CommandOutput {
             if self.stderr.truncated || keep < stderr.len() {
                 message.push_str("\n[stderr truncated]");
             }
+        }
+        for violation in &self.sandbox_violations {
+            message.push_str("\n[sandbox] ");
+            message.push_str(&violation.message());
         }
         Err(ToolError::new(message))
     }

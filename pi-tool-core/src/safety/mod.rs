@@ -80,6 +80,7 @@ mod command;
 mod new_path;
 mod path;
 mod redact;
+mod sandbox;
 
 pub use budget::{Continuation, ResultBudget, TrimmedText, Truncated, TruncatedBy, Truncation};
 pub use command::{
@@ -92,3 +93,7 @@ pub use path::{
     resolve_existing_path_inside_root_sync,
 };
 pub use redact::{MIN_SECRET_CHARS, REDACTED, Redactor, RedactorBuilder, RedactorError};
+pub use sandbox::{
+    ContainedChild, Mechanism, ProcessGroup, ProcessLeader, SYSTEM_READ_DIRS, Sandbox,
+    SandboxError, SandboxViolation, SpawnError, ViolationKind, spawn_contained,
+};

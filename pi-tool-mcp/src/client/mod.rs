@@ -226,6 +226,7 @@ impl McpServer {
                 inherit: Vec::new(),
                 inherit_all: false,
                 current_dir: None,
+                sandbox: None,
             }),
         )
     }
@@ -314,6 +315,19 @@ impl McpServer {
     pub fn current_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         if let Endpoint::Stdio(command) = &mut self.endpoint {
             command.current_dir = Some(dir.into());
+        }
+        self
+    }
+
+    /// Starts a stdio server inside `sandbox`, enforced by the kernel
+    /// ([`Sandbox`](pi_tool_core::safety::Sandbox)): the files it may read and write,
+    /// whether it has the network, its processes. A kernel that cannot enforce the
+    /// profile makes [`McpToolset::connect`] fail, naming what it lacks. Ignored for
+    /// HTTP.
+    #[must_use]
+    pub fn sandbox(mut self, sandbox: pi_tool_core::safety::Sandbox) -> Self {
+        if let Endpoint::Stdio(command) = &mut self.endpoint {
+            command.sandbox = Some(sandbox);
         }
         self
     }

@@ -15,7 +15,11 @@
 //!
 //! Shutdown is MCP's: close stdin, wait, `SIGTERM`, wait, `SIGKILL` (to the whole process
 //! group, so what the server started goes too). Dropping the connection kills the group
-//! at once.
+//! at once. The child is started, and its group killed, by
+//! [`spawn_contained`](pi_tool_core::safety::spawn_contained), optionally inside a
+//! [`Sandbox`](pi_tool_core::safety::Sandbox) (`McpServer::sandbox`): then the server is
+//! PID 1 of its own PID namespace, which a `SIGTERM` from outside does not end unless it
+//! handles it; the `SIGKILL` that follows does, with everything it started.
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
@@ -24,6 +28,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use pi_tool_core::safety::{ProcessGroup, ProcessLeader, Sandbox, SpawnError, spawn_contained};
 use rmcp::RoleClient;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
@@ -45,6 +50,7 @@ pub(crate) struct StdioCommand {
     pub(crate) inherit: Vec<OsString>,
     pub(crate) inherit_all: bool,
     pub(crate) current_dir: Option<PathBuf>,
+    pub(crate) sandbox: Option<Sandbox>,
 }
 
 impl StdioCommand {
@@ -60,14 +66,14 @@ impl StdioCommand {
 /// The running child: its process group is killed on drop.
 pub(crate) struct StdioChild {
     child: tokio::sync::Mutex<Child>,
-    pgid: Option<u32>,
+    group: ProcessGroup,
     stderr_tail: Arc<Mutex<VecDeque<u8>>>,
 }
 
 impl std::fmt::Debug for StdioChild {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("StdioChild")
-            .field("pgid", &self.pgid)
+            .field("pgid", &self.group.id())
             .finish()
     }
 }
@@ -78,15 +84,12 @@ pub(crate) fn spawn(
     max_message_bytes: usize,
     reason: CloseReason,
     shared: Arc<Shared>,
-) -> std::io::Result<(Arc<StdioChild>, StdioTransport)> {
+) -> Result<(Arc<StdioChild>, StdioTransport), SpawnError> {
     let mut cmd = tokio::process::Command::new(&command.program);
     cmd.args(&command.args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    #[cfg(unix)]
-    cmd.process_group(0);
+        .stderr(Stdio::piped());
     if !command.inherit_all {
         cmd.env_clear();
         let allowed = pi_tool_core::safety::DEFAULT_ENV_ALLOWLIST
@@ -105,8 +108,9 @@ pub(crate) fn spawn(
     if let Some(dir) = &command.current_dir {
         cmd.current_dir(dir);
     }
-    let mut child = cmd.spawn()?;
-    let missing = || std::io::Error::other("the child's pipes were not created");
+    let contained = spawn_contained(cmd, ProcessLeader::Group, command.sandbox.as_ref())?;
+    let (mut child, group) = (contained.child, contained.group);
+    let missing = || SpawnError::Io(std::io::Error::other("the child's pipes were not created"));
     let stdin = child.stdin.take().ok_or_else(missing)?;
     let stdout = child.stdout.take().ok_or_else(missing)?;
     let stderr = child.stderr.take().ok_or_else(missing)?;
@@ -130,10 +134,9 @@ pub(crate) fn spawn(
             tail.drain(..excess);
         }
     });
-    let pgid = child.id();
     let child = Arc::new(StdioChild {
         child: tokio::sync::Mutex::new(child),
-        pgid,
+        group,
         stderr_tail,
     });
     let transport = StdioTransport {
@@ -151,7 +154,7 @@ pub(crate) fn spawn(
 impl StdioChild {
     /// The process id.
     pub(crate) fn pid(&self) -> Option<u32> {
-        self.pgid
+        self.group.id()
     }
 
     /// The end of the server's stderr, for error messages (empty when it wrote none).
@@ -173,28 +176,13 @@ impl StdioChild {
             .and_then(Result::ok)
     }
 
-    /// Sends `signal` to the whole process group.
-    fn signal_group(&self, _signal: i32) {
-        #[cfg(unix)]
-        if let Some(pgid) = self.pgid.and_then(|pid| libc::pid_t::try_from(pid).ok())
-            && pgid > 0
-        {
-            // SAFETY: kill(2) takes plain integers and touches no memory of ours. A
-            // negative pid addresses the group the child leads (spawned with
-            // `process_group(0)`); ESRCH (group already gone) is fine.
-            unsafe {
-                libc::kill(-pgid, _signal);
-            }
-        }
-    }
-
     /// MCP's shutdown after stdin was closed: wait `grace` for the server to exit, then
     /// `SIGTERM`, wait `grace`, then `SIGKILL` (always, to the group: the server's own
     /// children go too).
     pub(crate) async fn shutdown(&self, grace: Duration) {
         if self.exit_status(grace).await.is_none() {
             #[cfg(unix)]
-            self.signal_group(libc::SIGTERM);
+            self.group.signal(libc::SIGTERM);
             let _ = self.exit_status(grace).await;
         }
         self.kill();
@@ -203,8 +191,7 @@ impl StdioChild {
 
     /// Kills the process group now.
     pub(crate) fn kill(&self) {
-        #[cfg(unix)]
-        self.signal_group(libc::SIGKILL);
+        self.group.kill();
         if let Ok(mut child) = self.child.try_lock() {
             let _ = child.start_kill();
         }
