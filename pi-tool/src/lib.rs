@@ -127,6 +127,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod agent;
+pub mod durable;
 pub mod model;
 #[cfg(any(
     feature = "anthropic-messages",

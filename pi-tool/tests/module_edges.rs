@@ -24,12 +24,13 @@ type ModPath = Vec<String>;
 type Edges = BTreeMap<String, BTreeSet<String>>;
 
 /// The library crates whose modules the tables describe.
-const CRATES: [&str; 5] = [
+const CRATES: [&str; 6] = [
     "pi-tool-core",
     "pi-tool",
     "pi-tool-macros",
     "pi-tool-coding",
     "pi-tool-mcp",
+    "pi-tool-store",
 ];
 
 fn workspace() -> PathBuf {
