@@ -100,7 +100,7 @@ pub use server::resources::{ReadResult, ResourceError, ResourcePack};
 pub use server::serve::http::limits::HttpLimits;
 pub use server::serve::io::{DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_PENDING_REQUESTS};
 pub use server::served::ServedTools;
-pub use server::tasks::{MemoryTaskStore, TaskStore, TaskStoreError};
+pub use server::tasks::{MemoryTaskStore, ORPHANED_TASK_MESSAGE, TaskStore, TaskStoreError};
 
 /// The MCP SDK this crate serves with, for callers that want another transport
 /// (`rmcp::ServiceExt::serve` works on any [`PackServer`]).

@@ -17,25 +17,31 @@
 //! instead of misreading it.
 //!
 //! Features: `sqlite` (rusqlite, bundled SQLite) and `postgres` (tokio-postgres), both on
-//! by default.
+//! by default; `mcp` (off by default: it brings rmcp) gives `pi-tool-mcp`'s `TaskStore`
+//! both backends (`SqlTaskStore`), so replicas share MCP tasks and a finished task
+//! survives a restart.
 
 use std::sync::Arc;
 
 use pi_tool::durable::{DurableStore, StoreError};
 
+#[cfg(feature = "mcp")]
+mod mcp;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod rows;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
+#[cfg(feature = "mcp")]
+pub use mcp::SqlTaskStore;
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 
 /// The newest schema version this build writes and reads.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Opens the store a URL names: `sqlite:PATH` (created if missing) or
 /// `postgres://...` / `postgresql://...`.

@@ -63,6 +63,19 @@ const MIGRATIONS: &[&str] = &[
         hash TEXT NOT NULL,
         body TEXT NOT NULL
     );",
+    // 2: MCP tasks (pi-tool-mcp's TaskStore) and the processes that run them.
+    "CREATE TABLE mcp_tasks (
+        task_id TEXT PRIMARY KEY,
+        state TEXT NOT NULL,
+        owner TEXT NOT NULL,
+        expires_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL
+    );
+    CREATE TABLE mcp_task_owners (
+        owner TEXT PRIMARY KEY,
+        seen_at BIGINT NOT NULL,
+        stale_after BIGINT NOT NULL
+    );",
 ];
 
 /// A durable store on a PostgreSQL server. Cheap to clone; clones share the connection.
@@ -77,7 +90,7 @@ impl std::fmt::Debug for PostgresStore {
     }
 }
 
-fn backend(error: tokio_postgres::Error) -> StoreError {
+pub(crate) fn backend(error: tokio_postgres::Error) -> StoreError {
     // tokio-postgres's Display names the failure, not the connection string.
     StoreError::Backend(format!("postgres: {error}"))
 }
@@ -111,6 +124,12 @@ impl PostgresStore {
         Ok(PostgresStore {
             client: std::sync::Arc::new(tokio::sync::Mutex::new(client)),
         })
+    }
+
+    /// The connection (for the MCP task store, which runs single statements).
+    #[cfg(feature = "mcp")]
+    pub(crate) fn client(&self) -> &std::sync::Arc<tokio::sync::Mutex<Client>> {
+        &self.client
     }
 
     /// Runs one SQL statement, for tests that edit stored state as an attacker would.

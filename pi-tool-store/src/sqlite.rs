@@ -32,7 +32,7 @@ impl std::fmt::Debug for SqliteStore {
     }
 }
 
-fn backend(error: rusqlite::Error) -> StoreError {
+pub(crate) fn backend(error: rusqlite::Error) -> StoreError {
     StoreError::Backend(format!("sqlite: {error}"))
 }
 
@@ -75,6 +75,19 @@ const MIGRATIONS: &[&str] = &[
         hash TEXT NOT NULL,
         body TEXT NOT NULL
     );",
+    // 2: MCP tasks (pi-tool-mcp's TaskStore) and the processes that run them.
+    "CREATE TABLE mcp_tasks (
+        task_id TEXT PRIMARY KEY,
+        state TEXT NOT NULL,
+        owner TEXT NOT NULL,
+        expires_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+    );
+    CREATE TABLE mcp_task_owners (
+        owner TEXT PRIMARY KEY,
+        seen_at INTEGER NOT NULL,
+        stale_after INTEGER NOT NULL
+    );",
 ];
 
 impl SqliteStore {
@@ -101,7 +114,7 @@ impl SqliteStore {
 
     /// Runs `f` in one `BEGIN IMMEDIATE` transaction on the blocking pool; commits if it
     /// returns `Ok`.
-    async fn write<T: Send + 'static>(
+    pub(crate) async fn write<T: Send + 'static>(
         &self,
         f: impl FnOnce(&Transaction<'_>) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {

@@ -49,7 +49,20 @@ pub trait TaskStore: Send + Sync + 'static {
     async fn save(&self, task_id: &str, state: Value, ttl: Duration) -> Result<(), TaskStoreError>;
     /// The last state saved for a task, unless none was or it expired.
     async fn load(&self, task_id: &str) -> Result<Option<Value>, TaskStoreError>;
+
+    /// Whether the process that saved the task's last state is gone, so that a task it
+    /// was running can never finish (`tasks/get` then reports it `failed`). A store shared
+    /// by replicas or kept across restarts knows its writers; the default, for a store
+    /// that lives and dies with its process, is `false`.
+    async fn orphaned(&self, task_id: &str) -> Result<bool, TaskStoreError> {
+        let _ = task_id;
+        Ok(false)
+    }
 }
+
+/// The error of a task whose process died before it finished (`tasks/get` on another
+/// replica, or after a restart).
+pub const ORPHANED_TASK_MESSAGE: &str = "the server process running this task stopped before it finished; the tool may have run in part";
 
 /// The default [`TaskStore`]: in memory, each task until its time to live ends, at most
 /// [`MemoryTaskStore::DEFAULT_CAPACITY`] live tasks (a new one beyond is refused).
@@ -231,7 +244,8 @@ impl Tasks {
             .remove(&running.id);
     }
 
-    /// `tasks/get`: the task's state, or -32602 for an unknown id.
+    /// `tasks/get`: the task's state, or -32602 for an unknown id. A task still working
+    /// whose process died (the store says so) reads `failed`.
     pub(crate) async fn get(&self, task_id: &str) -> Result<DetailedTask, rmcp::ErrorData> {
         let state = self
             .store
@@ -239,9 +253,25 @@ impl Tasks {
             .await
             .map_err(store_error)?
             .ok_or_else(|| unknown(task_id))?;
-        serde_json::from_value(state).map_err(|error| {
+        let detailed: DetailedTask = serde_json::from_value(state).map_err(|error| {
             rmcp::ErrorData::internal_error(format!("a stored task does not read: {error}"), None)
-        })
+        })?;
+        let unfinished = matches!(
+            detailed.payload,
+            TaskPayload::Working | TaskPayload::InputRequired { .. }
+        );
+        if unfinished
+            && self.running(task_id).is_none()
+            && self.store.orphaned(task_id).await.map_err(store_error)?
+        {
+            let mut error = JsonObject::new();
+            error.insert("code".into(), Value::from(-32603));
+            error.insert("message".into(), Value::from(ORPHANED_TASK_MESSAGE));
+            let mut task = detailed.task;
+            task.status_message = Some(ORPHANED_TASK_MESSAGE.to_owned());
+            return Ok(DetailedTask::new(task, TaskPayload::Failed { error }));
+        }
+        Ok(detailed)
     }
 
     fn running(&self, task_id: &str) -> Option<Arc<Running>> {

@@ -30,7 +30,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::Value;
 
-use super::hooks::{BeforeToolCall, BeforeToolCallContext, BeforeToolCallResult};
+use super::hooks::{ApprovalRequest, BeforeToolCall, BeforeToolCallContext, BeforeToolCallResult};
 use crate::context::ExtensionUi;
 use pi_tool_core::AbortSignal;
 use pi_tool_core::ToolError;
@@ -66,6 +66,8 @@ const SHOWN_ARGUMENTS: usize = 400;
 pub struct ApprovalPolicy {
     ui: Option<Arc<dyn ExtensionUi>>,
     without_ui: WithoutUi,
+    defer: bool,
+    approval_ttl: Option<std::time::Duration>,
     pub(crate) known: HashMap<String, ToolAnnotations>,
 }
 
@@ -74,6 +76,8 @@ impl std::fmt::Debug for ApprovalPolicy {
         f.debug_struct("ApprovalPolicy")
             .field("has_ui", &self.ui.is_some())
             .field("without_ui", &self.without_ui)
+            .field("defer", &self.defer)
+            .field("approval_ttl", &self.approval_ttl)
             .field("known_tools", &self.known.len())
             .finish()
     }
@@ -96,6 +100,23 @@ impl ApprovalPolicy {
     #[must_use]
     pub fn without_ui(mut self, decision: WithoutUi) -> Self {
         self.without_ui = decision;
+        self
+    }
+
+    /// Answers [`BeforeToolCallResult::Ask`] instead of asking a UI in place: a durable
+    /// run ([`DurableRuns`](super::DurableRuns)) suspends until a person decides, through
+    /// the store, on exactly the call that will run (docs/durable-runs.md). A run
+    /// without a store blocks the call with [`ApprovalRequest::unanswered`].
+    #[must_use]
+    pub fn defer(mut self) -> Self {
+        self.defer = true;
+        self
+    }
+
+    /// How long a deferred question stands (default: the store's, 24 hours).
+    #[must_use]
+    pub fn approval_ttl(mut self, ttl: std::time::Duration) -> Self {
+        self.approval_ttl = Some(ttl);
         self
     }
 
@@ -122,6 +143,16 @@ impl ApprovalPolicy {
     ) -> BeforeToolCallResult {
         if !annotations.needs_approval() {
             return BeforeToolCallResult::Allow;
+        }
+        if self.defer {
+            let mut request = ApprovalRequest::new(
+                format!("Run {tool_name}?"),
+                confirmation(tool_name, annotations, args),
+            );
+            if let Some(ttl) = self.approval_ttl {
+                request = request.expires_in(ttl);
+            }
+            return BeforeToolCallResult::Ask(request);
         }
         let Some(ui) = ui else {
             return match self.without_ui {

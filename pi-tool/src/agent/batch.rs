@@ -39,6 +39,7 @@ use super::hooks::{
 };
 use super::nested::{self, NestedRequest};
 use super::policy::RunPolicy;
+use super::suspend::{Resumed, Saving, SuspendedBatch};
 use crate::model::Context;
 use crate::model::{AssistantMessage, ToolCall, ToolResultMessage};
 use pi_tool_core::AbortSignal;
@@ -53,10 +54,22 @@ use pi_tool_core::{CallFailure, CallScope, CallSpan, NestedCall};
 /// The driver of a batch: each call's outcome, and nested calls as requests.
 type BatchDriver<'a> = Driver<'a, (JsonToolResult, Option<CallFailure>), NestedRequest>;
 
-/// The tool results of one batch and whether it ends the run.
+/// The tool results of one batch and whether it ends the run, or the batch stopped at
+/// a call that waits for a decision (a run with a store suspends).
 pub(crate) struct BatchOutcome {
     pub(crate) messages: Vec<Arc<ToolResultMessage>>,
     pub(crate) terminate: bool,
+    pub(crate) suspended: Option<SuspendedBatch>,
+}
+
+impl BatchOutcome {
+    fn suspended(batch: SuspendedBatch) -> Self {
+        BatchOutcome {
+            messages: Vec::new(),
+            terminate: false,
+            suspended: Some(batch),
+        }
+    }
 }
 
 /// A nested call running in a slot of the batch's driver.
@@ -80,6 +93,12 @@ enum Preparation<'c> {
         tool: Arc<dyn AgentTool>,
         /// Borrowed from the call unless preparation, coercion or a hook changed them.
         args: Cow<'c, Value>,
+    },
+    /// A hook asked for a decision and the run has a store to wait in.
+    Ask {
+        tool: Arc<dyn AgentTool>,
+        args: Cow<'c, Value>,
+        request: super::hooks::ApprovalRequest,
     },
 }
 
@@ -136,6 +155,7 @@ pub(crate) async fn fail_truncated(
     BatchOutcome {
         messages,
         terminate: false,
+        suspended: None,
     }
 }
 
@@ -332,9 +352,17 @@ impl<'a> Batch<'a> {
                     }
                     return Ok(Preparation::Immediate(result, CallFailure::BLOCKED));
                 }
-                // This loop keeps no pending decisions: the call is blocked, saying why.
-                // A nested call never waits for one: its outer call is mid-execution.
+                // With a store the run suspends until the decision is there; without one
+                // nothing can wait for it: the call is blocked, saying why. A nested call
+                // never waits for one: its outer call is mid-execution.
                 BeforeToolCallResult::Ask(request) => {
+                    if self.config.durable.is_some() && nested.is_none() {
+                        return Ok(Preparation::Ask {
+                            tool,
+                            args,
+                            request,
+                        });
+                    }
                     let result = error_result(request.unanswered(&call.name));
                     return Ok(Preparation::Immediate(result, CallFailure::BLOCKED));
                 }
@@ -462,6 +490,11 @@ impl<'a> Batch<'a> {
     ) -> (JsonToolResult, Option<CallFailure>) {
         match self.prepare_call(&call, Some(&nested)).await {
             Preparation::Immediate(result, failure) => (result, Some(failure)),
+            // `try_prepare` never suspends a nested call; should it ask, nothing waits.
+            Preparation::Ask { request, .. } => (
+                error_result(request.unanswered(&call.name)),
+                Some(CallFailure::BLOCKED),
+            ),
             Preparation::Prepared { tool, args } => {
                 let scope = scope(&tool, &call, &nested);
                 self.execute_call(&call, tool, args, on_update, true, (scope, Some(&nested)))
@@ -595,24 +628,89 @@ impl<'a> Batch<'a> {
         // One driver for the whole batch: its queues are reused call after call.
         let mut driver = Driver::new();
         let mut slot_calls: Vec<&ToolCall> = Vec::with_capacity(calls.len());
+        // A run with a store keeps what it needs to suspend at a later call of this batch;
+        // a resumed batch takes up its calls where the suspension left them.
+        let durable = self.config.durable.is_some();
+        let mut saved: Vec<Saving> = Vec::new();
+        let mut resumed = self.config.durable.as_ref().and_then(|d| d.take_resume());
         for (index, call) in calls.iter().enumerate() {
             let span = self
                 .config
                 .policy
                 .call
                 .span(&call.name, &call.id, &call.arguments);
-            emit_start(sink, call).await;
-            let (result, is_error) = match self.prepare(call, &span).await {
+            let resumed_call = match &mut resumed {
+                Some(resumed) => resumed.entry(index, call, self.context),
+                None => None,
+            };
+            let preparation = match resumed_call {
+                // Finished before the suspension: its events were emitted then.
+                Some(Resumed::Done { message, terminate }) => {
+                    let message = Arc::new(message);
+                    saved.push(Saving::Done(message.clone(), terminate));
+                    let mut result = error_result("");
+                    result.terminate = terminate;
+                    messages.push(message.clone());
+                    finalized.push(Finalized {
+                        result,
+                        is_error: message.is_error,
+                        synthesized: false,
+                    });
+                    continue;
+                }
+                Some(Resumed::Settled(result)) => {
+                    Preparation::Immediate(result, CallFailure::BLOCKED)
+                }
+                Some(Resumed::Refused(result, failure)) => Preparation::Immediate(
+                    self.config.policy.call.finish(&span, result, Some(failure)),
+                    failure,
+                ),
+                Some(Resumed::Run { tool, args }) => Preparation::Prepared {
+                    tool,
+                    args: Cow::Owned(args),
+                },
+                None => {
+                    emit_start(sink, call).await;
+                    self.prepare(call, &span).await
+                }
+            };
+            let (result, is_error) = match preparation {
                 Preparation::Immediate(result, _) => {
                     drop(span);
                     emit_end(sink, call, &result, true).await;
                     (result, true)
                 }
+                Preparation::Ask {
+                    tool,
+                    args,
+                    request,
+                } => {
+                    return BatchOutcome::suspended(SuspendedBatch::new(
+                        true,
+                        saved,
+                        call,
+                        tool,
+                        args.into_owned(),
+                        request,
+                    ));
+                }
                 Preparation::Prepared { tool, args } => {
                     let on_update = driver.on_update_for_next();
                     let scope = self.scope_for(&driver, &tool, call, None);
-                    let slot = driver.push(
-                        Box::pin(self.execute_call(
+                    let task = match &resumed {
+                        Some(resumed) => {
+                            let marker = resumed.marker(call, &*tool);
+                            let run = self.execute_call(
+                                call,
+                                tool,
+                                args,
+                                on_update,
+                                false,
+                                (scope, None),
+                            );
+                            Box::pin(marker.run(run)) as super::driver::SlotFuture<'_, _>
+                        }
+                        None => Box::pin(self.execute_call(
                             call,
                             tool,
                             args,
@@ -620,8 +718,8 @@ impl<'a> Batch<'a> {
                             false,
                             (scope, None),
                         )),
-                        span,
-                    );
+                    };
+                    let slot = driver.push(task, span);
                     // Nested calls of earlier calls took slots too; `drive` looks up
                     // only this one in `slot_calls`.
                     slot_calls.resize(slot, call);
@@ -650,6 +748,9 @@ impl<'a> Batch<'a> {
                 is_error,
             ));
             emit_result_message(sink, &message).await;
+            if durable {
+                saved.push(Saving::Done(message.clone(), result.terminate));
+            }
             messages.push(message);
             finalized.push(Finalized {
                 result,
@@ -666,6 +767,7 @@ impl<'a> Batch<'a> {
         BatchOutcome {
             terminate: terminates(&pi_finalized),
             messages,
+            suspended: None,
         }
     }
 
@@ -708,28 +810,95 @@ impl<'a> Batch<'a> {
         let mut slot_calls: Vec<&ToolCall> = Vec::new();
         let mut slot_index: Vec<usize> = Vec::new();
         let mut stopped_after = None;
+        // As in `sequential`: what a suspension needs, and a resumed batch's calls.
+        let durable = self.config.durable.is_some();
+        let mut saved: Vec<Saving> = Vec::new();
+        let mut resumed = self.config.durable.as_ref().and_then(|d| d.take_resume());
         for (index, call) in calls.iter().enumerate() {
             let span = self
                 .config
                 .policy
                 .call
                 .span(&call.name, &call.id, &call.arguments);
-            emit_start(sink, call).await;
-            match self.prepare(call, &span).await {
+            let resumed_call = match &mut resumed {
+                Some(resumed) => resumed.entry(index, call, self.context),
+                None => None,
+            };
+            let preparation = match resumed_call {
+                // Its end was emitted before the suspension.
+                Some(Resumed::Settled(result)) => {
+                    saved.push(Saving::Settled(result.clone()));
+                    finalized[index] = Some(Finalized {
+                        result,
+                        is_error: true,
+                        synthesized: false,
+                    });
+                    continue;
+                }
+                // A finished call of a sequential batch cannot be in a parallel one.
+                Some(Resumed::Done { .. }) => Preparation::Immediate(
+                    error_result(super::suspend::MISMATCHED_STATE),
+                    CallFailure::BLOCKED,
+                ),
+                Some(Resumed::Refused(result, failure)) => Preparation::Immediate(
+                    self.config.policy.call.finish(&span, result, Some(failure)),
+                    failure,
+                ),
+                Some(Resumed::Run { tool, args }) => Preparation::Prepared {
+                    tool,
+                    args: Cow::Owned(args),
+                },
+                None => {
+                    emit_start(sink, call).await;
+                    self.prepare(call, &span).await
+                }
+            };
+            match preparation {
                 Preparation::Immediate(result, _) => {
                     drop(span);
                     emit_end(sink, call, &result, true).await;
+                    if durable {
+                        saved.push(Saving::Settled(result.clone()));
+                    }
                     finalized[index] = Some(Finalized {
                         result,
                         is_error: true,
                         synthesized: false,
                     });
                 }
+                Preparation::Ask {
+                    tool,
+                    args,
+                    request,
+                } => {
+                    return BatchOutcome::suspended(SuspendedBatch::new(
+                        false,
+                        saved,
+                        call,
+                        tool,
+                        args.into_owned(),
+                        request,
+                    ));
+                }
                 Preparation::Prepared { tool, args } => {
+                    if durable {
+                        let approval = resumed.as_ref().and_then(|r| r.approval_of(&call.id));
+                        saved.push(Saving::Prepared(
+                            tool.clone(),
+                            args.clone().into_owned(),
+                            approval,
+                        ));
+                    }
                     let on_update = driver.on_update_for_next();
                     let scope = self.scope_for(&driver, &tool, call, None);
-                    driver.push(
-                        Box::pin(self.execute_call(
+                    let task = match &resumed {
+                        Some(resumed) => {
+                            let marker = resumed.marker(call, &*tool);
+                            let run =
+                                self.execute_call(call, tool, args, on_update, true, (scope, None));
+                            Box::pin(marker.run(run)) as super::driver::SlotFuture<'_, _>
+                        }
+                        None => Box::pin(self.execute_call(
                             call,
                             tool,
                             args,
@@ -737,8 +906,8 @@ impl<'a> Batch<'a> {
                             true,
                             (scope, None),
                         )),
-                        span,
-                    );
+                    };
+                    driver.push(task, span);
                     slot_calls.push(call);
                     slot_index.push(index);
                 }
@@ -812,6 +981,7 @@ impl<'a> Batch<'a> {
         BatchOutcome {
             terminate: terminates(&pi_finalized),
             messages,
+            suspended: None,
         }
     }
 }

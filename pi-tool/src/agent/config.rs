@@ -9,6 +9,7 @@ use std::sync::Arc;
 use super::event::AgentEvent;
 use super::hooks::PrepareNextTurn;
 use super::policy::RunPolicy;
+use super::suspend::RunDurability;
 use crate::model::{Message, Model, StreamOptions, ThinkingLevel};
 
 /// Where the loop sends its events (Pi's `emit`). The loop awaits every emit before it
@@ -79,6 +80,9 @@ pub struct LoopConfig {
     /// The request options of every model call (API key, token limit, temperature, tool
     /// choice, ...); the loop sets `signal` and `reasoning` itself on each turn.
     pub stream_options: StreamOptions,
+    /// Where the run suspends when a call waits for a decision (an agent with
+    /// [`DurableRuns`](super::DurableRuns)); `None`: such a call is blocked.
+    pub(crate) durable: Option<Arc<RunDurability>>,
 }
 
 impl LoopConfig {
@@ -92,6 +96,7 @@ impl LoopConfig {
             steering_messages: None,
             follow_up_messages: None,
             stream_options: StreamOptions::default(),
+            durable: None,
         }
     }
 }

@@ -28,7 +28,7 @@ use pi_tool_core::JsonDetails;
 use pi_tool_core::JsonToolResult;
 use pi_tool_core::OnUpdate;
 
-type SlotFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub(super) type SlotFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 struct Shared<R> {
     ready: Mutex<VecDeque<usize>>,

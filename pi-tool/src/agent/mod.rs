@@ -35,6 +35,7 @@ mod outcome;
 mod policy;
 mod run;
 mod stateful;
+mod suspend;
 mod telemetry;
 
 pub use approval::{ApprovalPolicy, WithoutUi};
@@ -51,3 +52,4 @@ pub use outcome::RunFailed;
 pub use policy::RunPolicy;
 pub use run::{ContinueError, run_agent_loop, run_agent_loop_continue};
 pub use stateful::{AbortHandle, Agent};
+pub use suspend::{DEFAULT_APPROVAL_TTL, DEFAULT_LEASE, DurableRuns, RunOutcome, Suspension};

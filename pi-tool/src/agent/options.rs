@@ -9,6 +9,7 @@ use std::time::Duration;
 use super::hooks::{AfterToolCall, BeforeToolCall, PrepareNextTurn};
 use super::policy::RunPolicy;
 use super::run::ContinueError;
+use super::suspend::DurableRuns;
 use crate::model::Message;
 use crate::model::{Model, StreamFn, StreamOptions, ThinkingLevel};
 use crate::safety::Redactor;
@@ -86,6 +87,9 @@ pub struct AgentOptions {
     pub steering_mode: QueueMode,
     /// Follow-up delivery.
     pub follow_up_mode: QueueMode,
+    /// Where runs suspend when a call waits for a decision (`None`: such a call is
+    /// blocked, saying that nothing here can wait for the decision).
+    pub durable: Option<DurableRuns>,
 }
 
 impl AgentOptions {
@@ -99,7 +103,16 @@ impl AgentOptions {
             stream_options: StreamOptions::default(),
             steering_mode: QueueMode::OneAtATime,
             follow_up_mode: QueueMode::OneAtATime,
+            durable: None,
         }
+    }
+
+    /// Runs suspend into this store when a call waits for a decision
+    /// ([`Agent::run`](super::Agent::run), [`Agent::resume_run`](super::Agent::resume_run)).
+    #[must_use]
+    pub fn durable(mut self, runs: DurableRuns) -> Self {
+        self.durable = Some(runs);
+        self
     }
 
     /// Sets the system prompt.
@@ -207,6 +220,11 @@ pub enum AgentError {
     Continue(ContinueError),
     /// `continue` with an empty transcript.
     NoMessages,
+    /// A durable run was asked of an agent without a store ([`AgentOptions::durable`]).
+    NoStore,
+    /// The store refused or failed (a run taken by another process, an unknown run, a
+    /// state it cannot read, a database error).
+    Store(crate::durable::StoreError),
 }
 
 impl std::fmt::Display for AgentError {
@@ -217,6 +235,8 @@ impl std::fmt::Display for AgentError {
             ),
             AgentError::Continue(e) => e.fmt(f),
             AgentError::NoMessages => f.write_str("No messages to continue from"),
+            AgentError::NoStore => f.write_str("This agent has no store for durable runs"),
+            AgentError::Store(e) => e.fmt(f),
         }
     }
 }

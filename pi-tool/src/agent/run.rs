@@ -22,6 +22,7 @@ use super::batch::{execute_tool_calls, fail_truncated};
 use super::config::{AgentEventSink, LoopConfig, MessageSource};
 use super::event::AgentEvent;
 use super::hooks::CompletedTurn;
+use super::suspend::SuspendedBatch;
 use super::telemetry;
 use crate::model::{AssistantMessage, Message, StopReason, ToolCall, ToolResultMessage};
 use crate::model::{AssistantMessageEvent, Context, StreamFn, StreamOptions, ThinkingLevel};
@@ -70,7 +71,16 @@ async fn run_new(
         .await;
     }
     let mut new_messages = prompts;
-    run_loop(context, &mut new_messages, config, sink, signal, stream_fn).await;
+    run_loop(
+        context,
+        &mut new_messages,
+        config,
+        sink,
+        signal,
+        stream_fn,
+        None,
+    )
+    .await;
     new_messages
 }
 
@@ -92,7 +102,16 @@ pub async fn run_agent_loop_continue(
         sink.emit(AgentEvent::AgentStart).await;
         sink.emit(AgentEvent::TurnStart).await;
         let mut new_messages = Vec::new();
-        run_loop(context, &mut new_messages, config, sink, signal, stream_fn).await;
+        run_loop(
+            context,
+            &mut new_messages,
+            config,
+            sink,
+            signal,
+            stream_fn,
+            None,
+        )
+        .await;
         new_messages
     };
     Ok(run.instrument(telemetry::agent_span(&config.model)).await)
@@ -121,6 +140,37 @@ impl std::fmt::Display for ContinueError {
 
 impl std::error::Error for ContinueError {}
 
+/// Takes up a suspended run in the turn it stopped in (`context` ends with that turn's
+/// assistant message): runs the rest of its batch, then goes on as the run would have.
+/// Emits neither `agent_start` nor the events emitted before the suspension.
+pub(crate) async fn resume_agent_loop(
+    context: Context,
+    mut new_messages: Vec<Message>,
+    turns: u64,
+    config: &LoopConfig,
+    sink: &mut dyn AgentEventSink,
+    signal: &AbortSignal,
+    stream_fn: &dyn StreamFn,
+) -> Vec<Message> {
+    let message = match context.messages.last() {
+        Some(Message::Assistant(message)) => message.clone(),
+        _ => return new_messages,
+    };
+    let resume = Some((message, turns));
+    run_loop(
+        context,
+        &mut new_messages,
+        config,
+        sink,
+        signal,
+        stream_fn,
+        resume,
+    )
+    .instrument(telemetry::agent_span(&config.model))
+    .await;
+    new_messages
+}
+
 fn poll(source: &Option<MessageSource>) -> Vec<Message> {
     source.as_ref().map(|f| f()).unwrap_or_default()
 }
@@ -130,6 +180,8 @@ struct LastTurn {
     tool_results: Vec<Arc<ToolResultMessage>>,
 }
 
+/// `resume`: the assistant message of the turn a suspended run stopped in, and the
+/// number of that turn; the loop starts by finishing it.
 async fn run_loop(
     mut context: Context,
     new_messages: &mut Vec<Message>,
@@ -137,66 +189,90 @@ async fn run_loop(
     sink: &mut dyn AgentEventSink,
     signal: &AbortSignal,
     stream_fn: &dyn StreamFn,
+    mut resume: Option<(Arc<AssistantMessage>, u64)>,
 ) {
     let mut config = std::borrow::Cow::Borrowed(initial_config);
     let mut last_turn: Option<LastTurn> = None;
-    let mut turns = 0u64;
-    let mut pending = poll(&config.steering_messages);
+    let mut turns = resume.as_ref().map_or(0, |(_, turn)| *turn);
+    // A resumed run polled its steering queue before it stopped.
+    let mut pending = match resume {
+        Some(_) => Vec::new(),
+        None => poll(&config.steering_messages),
+    };
     loop {
         let mut has_more_tool_calls = true;
         while has_more_tool_calls || !pending.is_empty() {
-            if let Some(last) = &last_turn {
-                if let Some(hook) = &config.prepare_next_turn {
-                    let hook = hook.clone();
-                    let next = hook
-                        .prepare_next_turn(
-                            CompletedTurn {
-                                message: &last.message,
-                                tool_results: &last.tool_results,
-                                context: &context,
-                                new_messages,
-                            },
-                            signal,
-                        )
-                        .await;
-                    if let Some(next) = next {
-                        if let Some(c) = next.context {
-                            context = c;
-                        }
-                        if next.model.is_some() || next.thinking_level.is_some() {
-                            let c = config.to_mut();
-                            if let Some(model) = next.model {
-                                c.model = model;
+            let turn = if let Some((message, _)) = resume.take() {
+                finish_turn(&mut context, new_messages, message, &config, sink, signal)
+                    .instrument(telemetry::turn_span(turns))
+                    .await
+            } else {
+                if let Some(last) = &last_turn {
+                    if let Some(hook) = &config.prepare_next_turn {
+                        let hook = hook.clone();
+                        let next = hook
+                            .prepare_next_turn(
+                                CompletedTurn {
+                                    message: &last.message,
+                                    tool_results: &last.tool_results,
+                                    context: &context,
+                                    new_messages,
+                                },
+                                signal,
+                            )
+                            .await;
+                        if let Some(next) = next {
+                            if let Some(c) = next.context {
+                                context = c;
                             }
-                            if let Some(level) = next.thinking_level {
-                                c.reasoning = (level != ThinkingLevel::Off).then_some(level);
+                            if next.model.is_some() || next.thinking_level.is_some() {
+                                let c = config.to_mut();
+                                if let Some(model) = next.model {
+                                    c.model = model;
+                                }
+                                if let Some(level) = next.thinking_level {
+                                    c.reasoning = (level != ThinkingLevel::Off).then_some(level);
+                                }
                             }
                         }
                     }
+                    if pending.is_empty() {
+                        pending = poll(&config.steering_messages);
+                    }
+                    sink.emit(AgentEvent::TurnStart).await;
                 }
-                if pending.is_empty() {
-                    pending = poll(&config.steering_messages);
+                turns += 1;
+                run_turn(
+                    &mut context,
+                    new_messages,
+                    &mut pending,
+                    &config,
+                    sink,
+                    signal,
+                    stream_fn,
+                )
+                .instrument(telemetry::turn_span(turns))
+                .await
+            };
+            let (turn, has_more) = match turn {
+                Turn::Next(turn, has_more) => (turn, has_more),
+                Turn::Failed => {
+                    sink.emit(AgentEvent::AgentEnd {
+                        messages: new_messages.clone(),
+                    })
+                    .await;
+                    return;
                 }
-                sink.emit(AgentEvent::TurnStart).await;
-            }
-            turns += 1;
-            let turn = run_turn(
-                &mut context,
-                new_messages,
-                &mut pending,
-                &config,
-                sink,
-                signal,
-                stream_fn,
-            )
-            .instrument(telemetry::turn_span(turns))
-            .await;
-            let Some((turn, has_more)) = turn else {
-                sink.emit(AgentEvent::AgentEnd {
-                    messages: new_messages.clone(),
-                })
-                .await;
-                return;
+                // The run waits in the store: no `turn_end`, no `agent_end` until it is
+                // resumed.
+                Turn::Suspended(batch) => {
+                    if let Some(durable) = &config.durable {
+                        durable
+                            .save(&config.policy, &context, new_messages, turns, batch)
+                            .await;
+                    }
+                    return;
+                }
             };
             has_more_tool_calls = has_more;
             last_turn = Some(turn);
@@ -214,9 +290,17 @@ async fn run_loop(
     .await;
 }
 
+/// How a turn ended.
+enum Turn {
+    /// The model's message failed: the run ends.
+    Failed,
+    /// The turn, and whether the model is called again.
+    Next(LastTurn, bool),
+    /// A call needs a decision and the run has a store: the run suspends.
+    Suspended(SuspendedBatch),
+}
+
 /// One turn: the pending messages, the model call and its tool batch, `turn_end`.
-/// Returns the turn and whether the model is called again, or `None` when the model's
-/// message failed (the run ends).
 async fn run_turn(
     context: &mut Context,
     new_messages: &mut Vec<Message>,
@@ -225,7 +309,7 @@ async fn run_turn(
     sink: &mut dyn AgentEventSink,
     signal: &AbortSignal,
     stream_fn: &dyn StreamFn,
-) -> Option<(LastTurn, bool)> {
+) -> Turn {
     for message in pending.drain(..) {
         sink.emit(AgentEvent::MessageStart {
             message: message.clone(),
@@ -252,9 +336,20 @@ async fn run_turn(
             tool_results: Vec::new(),
         })
         .await;
-        return None;
+        return Turn::Failed;
     }
+    finish_turn(context, new_messages, message, config, sink, signal).await
+}
 
+/// The rest of a turn once the model's message is in: its tool batch and `turn_end`.
+async fn finish_turn(
+    context: &mut Context,
+    new_messages: &mut Vec<Message>,
+    message: Arc<AssistantMessage>,
+    config: &LoopConfig,
+    sink: &mut dyn AgentEventSink,
+    signal: &AbortSignal,
+) -> Turn {
     let calls: Vec<&ToolCall> = message.tool_calls().collect();
     let mut tool_results = Vec::new();
     let mut has_more_tool_calls = false;
@@ -264,6 +359,9 @@ async fn run_turn(
         } else {
             execute_tool_calls(context, &message, config, signal, sink).await
         };
+        if let Some(suspended) = batch.suspended {
+            return Turn::Suspended(suspended);
+        }
         has_more_tool_calls = !batch.terminate;
         tool_results = batch.messages;
         context.messages.reserve(tool_results.len());
@@ -278,13 +376,13 @@ async fn run_turn(
         tool_results: tool_results.clone(),
     })
     .await;
-    Some((
+    Turn::Next(
         LastTurn {
             message,
             tool_results,
         },
         has_more_tool_calls,
-    ))
+    )
 }
 
 /// Pi's `streamAssistantResponse`: one model call, streamed into events; the final

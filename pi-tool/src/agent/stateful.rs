@@ -26,7 +26,9 @@ use super::listeners::{
     AgentListener, AgentSink, Listed, Listener, ListenerId, ListenerResult, Subscribers,
 };
 use super::options::{AgentError, AgentOptions, AgentState, QueueMode};
-use super::run::{ContinueError, run_agent_loop, run_agent_loop_continue};
+use super::run::{ContinueError, resume_agent_loop, run_agent_loop, run_agent_loop_continue};
+use super::suspend::{Claimed, RunDurability, RunOutcome, take_up};
+use crate::durable::{AuditEvent, AuditKind, now_ms};
 use crate::model::{AssistantMessage, Message, StopReason};
 use crate::model::{Model, ThinkingLevel};
 use pi_tool_core::AgentTool;
@@ -312,6 +314,115 @@ impl Agent {
         Ok(())
     }
 
+    /// Runs `messages` as the durable run `run_id` (docs/durable-runs.md): as
+    /// [`prompt_messages`](Self::prompt_messages), except that with a store
+    /// ([`AgentOptions::durable`](super::AgentOptions::durable)) a call that waits for a
+    /// decision ([`BeforeToolCallResult::Ask`](super::BeforeToolCallResult::Ask))
+    /// suspends the run into the store: the result is then
+    /// [`RunOutcome::Suspended`] with the pending approval, and
+    /// [`resume_run`](Self::resume_run) takes the run up, in this process or another.
+    ///
+    /// A run that asks nothing never reaches the store. `run_id` must be unique in the
+    /// store: the approval digest binds a decision to it.
+    pub async fn run(
+        &self,
+        run_id: &str,
+        messages: Vec<Message>,
+    ) -> Result<RunOutcome, AgentError> {
+        let (signal, context, mut config) = self.begin()?;
+        let _finish = FinishOnDrop(self);
+        let durable = self
+            .inner
+            .options
+            .durable
+            .clone()
+            .map(|runs| Arc::new(RunDurability::new(runs, run_id.to_owned(), None)));
+        config.durable = durable.clone();
+        let stream_fn = self.inner.options.stream_fn.clone();
+        let mut sink = AgentSink::new(self, signal.clone());
+        let run = run_agent_loop(messages, context, &config, &mut sink, &signal, &*stream_fn);
+        if let Err(panic) = AssertUnwindSafe(run).catch_unwind().await {
+            self.fail_run(panic_message(&*panic), &signal).await;
+        }
+        self.outcome(run_id, durable.as_deref(), false).await
+    }
+
+    /// Takes up the suspended run `run_id` from the store (Pi has no equivalent): loads
+    /// it, applies the decisions and goes on from the call it waited at, emitting the
+    /// events the run would have emitted had it waited in memory from that point on (no
+    /// second `agent_start`). A decision that is still open leaves the run waiting
+    /// ([`RunOutcome::Suspended`]); a run another process holds is
+    /// [`StoreError::RunTaken`](crate::durable::StoreError::RunTaken). The agent's
+    /// transcript becomes the run's.
+    pub async fn resume_run(&self, run_id: &str) -> Result<RunOutcome, AgentError> {
+        let runs = self
+            .inner
+            .options
+            .durable
+            .clone()
+            .ok_or(AgentError::NoStore)?;
+        let (signal, mut context, mut config) = self.begin()?;
+        let _finish = FinishOnDrop(self);
+        let claimed = runs
+            .store
+            .claim(run_id, runs.lease)
+            .await
+            .map_err(AgentError::Store)?;
+        let plan = match take_up(&runs, claimed).await.map_err(AgentError::Store)? {
+            Claimed::Waiting(suspension) => return Ok(RunOutcome::Suspended(suspension)),
+            Claimed::Ready(plan) => plan,
+        };
+        lock(&self.inner.state).messages = plan.transcript;
+        context.messages = plan.messages;
+        let durable = Arc::new(RunDurability::new(
+            runs,
+            run_id.to_owned(),
+            Some(plan.batch),
+        ));
+        config.durable = Some(durable.clone());
+        let stream_fn = self.inner.options.stream_fn.clone();
+        let mut sink = AgentSink::new(self, signal.clone());
+        let run = resume_agent_loop(
+            context,
+            plan.new_messages,
+            plan.turn,
+            &config,
+            &mut sink,
+            &signal,
+            &*stream_fn,
+        );
+        if let Err(panic) = AssertUnwindSafe(run).catch_unwind().await {
+            self.fail_run(panic_message(&*panic), &signal).await;
+        }
+        self.outcome(run_id, Some(&durable), true).await
+    }
+
+    /// How a durable run ended; a resumed run that finished is marked finished.
+    async fn outcome(
+        &self,
+        run_id: &str,
+        durable: Option<&RunDurability>,
+        resumed: bool,
+    ) -> Result<RunOutcome, AgentError> {
+        match durable.and_then(RunDurability::suspension) {
+            Some(Ok(suspension)) => Ok(RunOutcome::Suspended(suspension)),
+            Some(Err(error)) => Err(AgentError::Store(error)),
+            None => {
+                if resumed && let Some(runs) = &self.inner.options.durable {
+                    let event =
+                        AuditEvent::new(AuditKind::Finished, run_id, now_ms()).with("scope", "run");
+                    runs.store
+                        .finish(run_id, &[event])
+                        .await
+                        .map_err(AgentError::Store)?;
+                }
+                Ok(RunOutcome::Finished {
+                    run_id: run_id.to_owned(),
+                })
+            }
+        }
+    }
+
     /// Continues from the transcript (Pi's `agent.continue()`, a keyword in Rust): the
     /// last message must be a user or tool-result message, or queued messages must exist.
     #[doc(alias = "continue")]
@@ -375,6 +486,7 @@ impl Agent {
             steering_messages: Some(Arc::new(move || lock(&steering).drain())),
             follow_up_messages: Some(Arc::new(move || lock(&follow_up).drain())),
             stream_options: options.stream_options.clone(),
+            durable: None,
         };
         Ok((controller.signal(), context, config))
     }

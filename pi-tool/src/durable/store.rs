@@ -10,7 +10,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::Value;
 
-use super::audit::{AuditEvent, AuditRecord};
+use super::audit::{AuditEvent, AuditKind, AuditRecord};
 
 /// A decision a suspended run waits for, as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -146,6 +146,21 @@ impl Decision {
     pub fn at(mut self, at_ms: i64) -> Self {
         self.at_ms = at_ms;
         self
+    }
+
+    /// The audit record of this decision (`decided`: call, digest, verdict, by, reason).
+    pub fn audit_event(&self) -> AuditEvent {
+        let mut event = AuditEvent::new(AuditKind::Decided, &self.run_id, self.at_ms)
+            .with("call", self.call_id.clone())
+            .with("digest", self.digest.clone())
+            .with("verdict", self.verdict.as_str());
+        if let Some(by) = &self.by {
+            event = event.with("by", by.clone());
+        }
+        if let Some(reason) = &self.reason {
+            event = event.with("reason", reason.clone());
+        }
+        event
     }
 }
 

@@ -1,0 +1,789 @@
+//! Suspending a run that waits for a decision, and taking it up again
+//! (docs/durable-runs.md).
+//!
+//! With a store ([`DurableRuns`]), a call whose `before_tool_call` answer is
+//! [`Ask`](super::BeforeToolCallResult::Ask) stops its batch at that call: the run saves
+//! what it needs to continue (the transcript, the calls of the batch before it, each
+//! prepared call's validated arguments, the asked call's arguments and digest) with one
+//! pending approval, and returns [`RunOutcome::Suspended`] without `turn_end` or
+//! `agent_end`. [`Agent::resume_run`](super::Agent::resume_run), in any process, loads
+//! it, applies the decision and goes on from that call, so the events and the transcript
+//! are those of the same run waiting in memory. A batch stops at its first question (as
+//! a run waiting in memory would), so a batch with two questions suspends twice.
+//!
+//! **Exactly once.** Every call the resumed batch executes is marked started in the store
+//! before `execute` (using up its approval in the same transaction) and finished after,
+//! with its result. Resuming again after a crash replays a finished call's result and
+//! never re-runs a started one: the model reads that it was interrupted and may have
+//! run, unless the tool declares itself idempotent, in which case it runs again. The
+//! calls of later turns run as in memory: if the process dies after the resumed batch,
+//! the next resume starts again from the same suspension (the model is asked again), and
+//! a call that needs approval asks again under its new call id.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::hooks::ApprovalRequest;
+use super::policy::RunPolicy;
+use crate::durable::{
+    ApprovalRow, AuditEvent, AuditKind, CallMark, ClaimedRun, DurableStore, PendingApproval,
+    StoreError, Verdict, approval_digest, canonicalize, now_ms, sha256_hex,
+};
+use crate::model::{Context, Message, ToolCall, ToolResultMessage};
+use pi_tool_core::{AgentTool, CallFailure, JsonToolResult, ToolErrorKind};
+
+/// How long a question stands when neither the request nor the policy says.
+pub const DEFAULT_APPROVAL_TTL: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// How long a resumed run is held by its process before another may take it (a process
+/// that died holds it no longer than this).
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(5 * 60);
+
+/// The version of the saved state this build writes and reads.
+const STATE_FORMAT: u32 = 1;
+
+/// The error text of a stored call whose kind does not fit its batch (an edited state).
+pub(super) const MISMATCHED_STATE: &str =
+    "The stored state of this call does not match its batch; it was not run";
+
+/// Where an agent's runs wait for decisions: the store, the default lifetime of a
+/// question, and the lease of a resumed run ([`AgentOptions::durable`](super::AgentOptions::durable)).
+#[derive(Clone)]
+pub struct DurableRuns {
+    pub(crate) store: Arc<dyn DurableStore>,
+    pub(crate) approval_ttl: Duration,
+    pub(crate) lease: Duration,
+}
+
+impl std::fmt::Debug for DurableRuns {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DurableRuns")
+            .field("approval_ttl", &self.approval_ttl)
+            .field("lease", &self.lease)
+            .finish_non_exhaustive()
+    }
+}
+
+impl DurableRuns {
+    /// Runs that suspend into `store`, with questions standing 24 hours and a lease of 5
+    /// minutes.
+    pub fn new(store: Arc<dyn DurableStore>) -> Self {
+        DurableRuns {
+            store,
+            approval_ttl: DEFAULT_APPROVAL_TTL,
+            lease: DEFAULT_LEASE,
+        }
+    }
+
+    /// How long a question stands when its [`ApprovalRequest`] does not say.
+    #[must_use]
+    pub fn approval_ttl(mut self, ttl: Duration) -> Self {
+        self.approval_ttl = ttl;
+        self
+    }
+
+    /// How long a resumed run is held before another process may take it over. Longer
+    /// than any run takes between two suspensions; a process that died holds its run for
+    /// at most this long.
+    #[must_use]
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.lease = lease;
+        self
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<dyn DurableStore> {
+        &self.store
+    }
+}
+
+/// How a durable run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RunOutcome {
+    /// The run finished (as `prompt` would).
+    Finished {
+        /// The run.
+        run_id: String,
+    },
+    /// The run waits in the store for these decisions.
+    Suspended(Suspension),
+}
+
+/// A run waiting for decisions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Suspension {
+    /// The run.
+    pub run_id: String,
+    /// What it waits for.
+    pub pending: Vec<PendingApproval>,
+}
+
+/// One call of a suspended batch, as saved.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "camelCase", deny_unknown_fields)]
+enum SavedCall {
+    /// Parallel batch: refused at preparation, its end emitted.
+    Settled {
+        call: String,
+        result: JsonToolResult,
+    },
+    /// Parallel batch: prepared, not executed.
+    Prepared {
+        call: String,
+        args: Value,
+        digest: String,
+        approval: Option<String>,
+    },
+    /// Sequential batch: finished, its message emitted.
+    Done {
+        call: String,
+        message: ToolResultMessage,
+        terminate: Option<bool>,
+    },
+    /// The call the run waits for.
+    Asked {
+        call: String,
+        args: Value,
+        digest: String,
+    },
+}
+
+impl SavedCall {
+    fn call(&self) -> &str {
+        match self {
+            SavedCall::Settled { call, .. }
+            | SavedCall::Prepared { call, .. }
+            | SavedCall::Done { call, .. }
+            | SavedCall::Asked { call, .. } => call,
+        }
+    }
+}
+
+/// What a suspended run saves.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct SavedRun {
+    format: u32,
+    run_id: String,
+    /// The transcript, ending with the assistant message of the suspended batch.
+    messages: Vec<Message>,
+    /// The messages this run added so far (what `agent_end` lists).
+    new_messages: Vec<Message>,
+    turn: u64,
+    sequential: bool,
+    calls: Vec<SavedCall>,
+}
+
+/// A call of the batch being run, kept in case a later call suspends it.
+pub(crate) enum Saving {
+    Settled(JsonToolResult),
+    Prepared(Arc<dyn AgentTool>, Value, Option<String>),
+    Done(Arc<ToolResultMessage>, Option<bool>),
+}
+
+/// A batch that stopped at a question.
+pub(crate) struct SuspendedBatch {
+    sequential: bool,
+    saved: Vec<Saving>,
+    call_id: String,
+    tool: Arc<dyn AgentTool>,
+    args: Value,
+    request: ApprovalRequest,
+}
+
+impl SuspendedBatch {
+    pub(super) fn new(
+        sequential: bool,
+        saved: Vec<Saving>,
+        call: &ToolCall,
+        tool: Arc<dyn AgentTool>,
+        args: Value,
+        request: ApprovalRequest,
+    ) -> Self {
+        SuspendedBatch {
+            sequential,
+            saved,
+            call_id: call.id.to_string(),
+            tool,
+            args,
+            request,
+        }
+    }
+}
+
+/// What a call of a resumed batch does now.
+pub(super) enum Resumed {
+    /// Sequential: finished before the suspension, its events emitted then.
+    Done {
+        message: ToolResultMessage,
+        terminate: Option<bool>,
+    },
+    /// Parallel: refused before the suspension, its end emitted then.
+    Settled(JsonToolResult),
+    /// Refused now (denied, expired, changed since it was approved, tool gone).
+    Refused(JsonToolResult, CallFailure),
+    /// Runs now.
+    Run {
+        tool: Arc<dyn AgentTool>,
+        args: Value,
+    },
+}
+
+/// The batch a resumed run takes up.
+pub(crate) struct ResumeBatch {
+    store: Arc<dyn DurableStore>,
+    run_id: String,
+    calls: Vec<SavedCall>,
+    approvals: HashMap<String, ApprovalRow>,
+    marks: HashMap<String, CallMark>,
+    /// Calls that run under an approval: the digest they use up.
+    approved: HashMap<String, String>,
+}
+
+fn refused(text: String) -> Resumed {
+    Resumed::Refused(JsonToolResult::error(text), CallFailure::BLOCKED)
+}
+
+fn changed(tool: &str) -> String {
+    format!(
+        "{tool} was not run: what would run is not what was approved (its arguments, schema or declared effects changed since; the approval digest does not match)"
+    )
+}
+
+impl ResumeBatch {
+    /// What call `index` of the resumed batch does, or `None` for a call the suspension
+    /// did not reach (it is prepared as usual).
+    pub(super) fn entry(
+        &mut self,
+        index: usize,
+        call: &ToolCall,
+        context: &Context,
+    ) -> Option<Resumed> {
+        let saved = self.calls.get(index)?;
+        if saved.call() != &*call.id {
+            return Some(refused(MISMATCHED_STATE.to_owned()));
+        }
+        let tool = || context.find_tool(&call.name).cloned();
+        let not_found = || {
+            Resumed::Refused(
+                JsonToolResult::error(format!("Tool {} not found", call.name)),
+                CallFailure::NOT_FOUND,
+            )
+        };
+        Some(match saved {
+            SavedCall::Settled { result, .. } => Resumed::Settled(result.clone()),
+            SavedCall::Done {
+                message, terminate, ..
+            } => Resumed::Done {
+                message: message.clone(),
+                terminate: *terminate,
+            },
+            SavedCall::Prepared {
+                args,
+                digest,
+                approval,
+                ..
+            } => {
+                let Some(tool) = tool() else {
+                    return Some(not_found());
+                };
+                if approval_digest(&*tool, &self.run_id, &call.id, args) != *digest {
+                    return Some(refused(changed(&call.name)));
+                }
+                if let Some(approval) = approval {
+                    self.approved.insert(call.id.to_string(), approval.clone());
+                }
+                Resumed::Run {
+                    tool,
+                    args: args.clone(),
+                }
+            }
+            SavedCall::Asked { args, digest, .. } => {
+                let Some(tool) = tool() else {
+                    return Some(not_found());
+                };
+                let Some(row) = self.approvals.get(&*call.id) else {
+                    return Some(refused(MISMATCHED_STATE.to_owned()));
+                };
+                match &row.decision {
+                    Some(decision) if decision.verdict == Verdict::Approve => {
+                        let now = approval_digest(&*tool, &self.run_id, &call.id, args);
+                        if now != row.approval.digest || *digest != row.approval.digest {
+                            return Some(refused(changed(&call.name)));
+                        }
+                        self.approved.insert(call.id.to_string(), now);
+                        Resumed::Run {
+                            tool,
+                            args: args.clone(),
+                        }
+                    }
+                    Some(decision) => refused(match &decision.reason {
+                        Some(reason) if !reason.is_empty() => {
+                            format!("User denied {}: {reason}", call.name)
+                        }
+                        _ => format!("User denied {}", call.name),
+                    }),
+                    None => refused(format!(
+                        "The approval of {} expired before anyone decided",
+                        call.name
+                    )),
+                }
+            }
+        })
+    }
+
+    /// The approval a call of this batch runs under.
+    pub(super) fn approval_of(&self, call_id: &str) -> Option<String> {
+        self.approved.get(call_id).cloned()
+    }
+
+    /// The exactly-once marker of a call this batch executes.
+    pub(super) fn marker(&self, call: &ToolCall, tool: &dyn AgentTool) -> Marker {
+        Marker {
+            store: self.store.clone(),
+            run_id: self.run_id.clone(),
+            call_id: call.id.to_string(),
+            tool_name: call.name.to_string(),
+            idempotent: tool.spec().annotations.idempotent == Some(true),
+            approval: self.approved.get(&*call.id).cloned(),
+            prior: self.marks.get(&*call.id).cloned(),
+        }
+    }
+}
+
+/// Marks one call started before it executes and finished after (see the module docs).
+pub(super) struct Marker {
+    store: Arc<dyn DurableStore>,
+    run_id: String,
+    call_id: String,
+    tool_name: String,
+    idempotent: bool,
+    approval: Option<String>,
+    prior: Option<CallMark>,
+}
+
+/// `error.type` of a call the store refused or that was interrupted.
+const FAILED: CallFailure = CallFailure::of(ToolErrorKind::Failed);
+
+impl Marker {
+    fn event(&self, kind: AuditKind) -> AuditEvent {
+        let event = AuditEvent::new(kind, &self.run_id, now_ms())
+            .with("call", self.call_id.clone())
+            .with("tool", self.tool_name.clone());
+        match &self.approval {
+            Some(digest) => event.with("digest", digest.clone()),
+            None => event,
+        }
+    }
+
+    /// Runs `run` at most once across processes.
+    pub(super) async fn run(
+        self,
+        run: impl std::future::Future<Output = (JsonToolResult, Option<CallFailure>)>,
+    ) -> (JsonToolResult, Option<CallFailure>) {
+        match &self.prior {
+            Some(CallMark {
+                finished: Some(saved),
+                ..
+            }) => return replay(saved, &self.tool_name),
+            Some(_) if !self.idempotent => {
+                let event = self.event(AuditKind::Interrupted);
+                if let Err(error) = self.store.append_audit(&[event]).await {
+                    tracing::warn!(%error, call = %self.call_id, "the audit record of an interrupted call was not written");
+                }
+                return (
+                    JsonToolResult::error(format!(
+                        "Tool {} was interrupted: the process running it stopped before it finished, so it may have run. It was not run again.",
+                        self.tool_name
+                    )),
+                    Some(FAILED),
+                );
+            }
+            // Idempotent: run again; its started marker is there already.
+            Some(_) => {
+                let event = self.event(AuditKind::Started).with("again", true);
+                if let Err(error) = self.store.append_audit(&[event]).await {
+                    tracing::warn!(%error, call = %self.call_id, "the audit record of a re-run call was not written");
+                }
+            }
+            None => {
+                let started = self.event(AuditKind::Started);
+                let begun = self
+                    .store
+                    .begin_call(
+                        &self.run_id,
+                        &self.call_id,
+                        self.approval.as_deref(),
+                        &started,
+                    )
+                    .await;
+                if let Err(error) = begun {
+                    return (
+                        JsonToolResult::error(format!(
+                            "Tool {} was not run: {error}",
+                            self.tool_name
+                        )),
+                        Some(FAILED),
+                    );
+                }
+            }
+        }
+        let (result, failure) = run.await;
+        let saved = json!({"result": result, "isError": failure.is_some()});
+        let finished = self
+            .event(AuditKind::Finished)
+            .with("outcome", if failure.is_some() { "error" } else { "ok" })
+            .with("resultDigest", sha256_hex(canonicalize(&saved).as_bytes()));
+        if let Err(error) = self
+            .store
+            .end_call(&self.run_id, &self.call_id, &saved, &finished)
+            .await
+        {
+            // The call ran; a resume would call it interrupted, never run it again.
+            tracing::warn!(%error, call = %self.call_id, "a finished call's marker was not written");
+        }
+        (result, failure)
+    }
+}
+
+fn replay(saved: &Value, tool: &str) -> (JsonToolResult, Option<CallFailure>) {
+    let result = saved
+        .get("result")
+        .cloned()
+        .and_then(|r| serde_json::from_value::<JsonToolResult>(r).ok());
+    match result {
+        Some(result) => {
+            let failed = saved.get("isError").and_then(Value::as_bool) == Some(true);
+            (result, failed.then_some(FAILED))
+        }
+        None => (
+            JsonToolResult::error(format!(
+                "Tool {tool} finished before, but its stored result cannot be read; it was not run again"
+            )),
+            Some(FAILED),
+        ),
+    }
+}
+
+/// The durable side of one run, as the loop sees it.
+pub(crate) struct RunDurability {
+    runs: DurableRuns,
+    run_id: String,
+    resume: Mutex<Option<ResumeBatch>>,
+    outcome: Mutex<Option<Result<Suspension, StoreError>>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The arguments as the audit log keeps them: every string through the call policy's
+/// redactor.
+fn redacted(value: &Value, policy: &RunPolicy) -> Value {
+    let Some(redactor) = &policy.call.redactor else {
+        return value.clone();
+    };
+    match value {
+        Value::String(s) => Value::String(redactor.redact(s).into_owned()),
+        Value::Array(items) => Value::Array(items.iter().map(|v| redacted(v, policy)).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), redacted(v, policy)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+fn redacted_text(text: &str, policy: &RunPolicy) -> String {
+    match &policy.call.redactor {
+        Some(redactor) => redactor.redact(text).into_owned(),
+        None => text.to_owned(),
+    }
+}
+
+impl RunDurability {
+    pub(crate) fn new(runs: DurableRuns, run_id: String, resume: Option<ResumeBatch>) -> Self {
+        RunDurability {
+            runs,
+            run_id,
+            resume: Mutex::new(resume),
+            outcome: Mutex::new(None),
+        }
+    }
+
+    /// The resumed batch, for the first batch of a resumed run.
+    pub(super) fn take_resume(&self) -> Option<ResumeBatch> {
+        lock(&self.resume).take()
+    }
+
+    /// The suspension, if the run suspended (or failed to).
+    pub(crate) fn suspension(&self) -> Option<Result<Suspension, StoreError>> {
+        lock(&self.outcome).clone()
+    }
+
+    /// Saves the suspended run with its pending approval.
+    pub(super) async fn save(
+        &self,
+        policy: &RunPolicy,
+        context: &Context,
+        new_messages: &[Message],
+        turn: u64,
+        batch: SuspendedBatch,
+    ) {
+        let outcome = self
+            .try_save(policy, context, new_messages, turn, batch)
+            .await;
+        *lock(&self.outcome) = Some(outcome);
+    }
+
+    async fn try_save(
+        &self,
+        policy: &RunPolicy,
+        context: &Context,
+        new_messages: &[Message],
+        turn: u64,
+        batch: SuspendedBatch,
+    ) -> Result<Suspension, StoreError> {
+        let call_ids: Vec<String> = match context.messages.last() {
+            Some(Message::Assistant(assistant)) => {
+                assistant.tool_calls().map(|c| c.id.to_string()).collect()
+            }
+            _ => Vec::new(),
+        };
+        let mut calls = Vec::with_capacity(batch.saved.len() + 1);
+        for (index, saving) in batch.saved.into_iter().enumerate() {
+            let call = call_ids.get(index).cloned().unwrap_or_default();
+            calls.push(match saving {
+                Saving::Settled(result) => SavedCall::Settled { call, result },
+                Saving::Prepared(tool, args, approval) => SavedCall::Prepared {
+                    digest: approval_digest(&*tool, &self.run_id, &call, &args),
+                    call,
+                    args,
+                    approval,
+                },
+                Saving::Done(message, terminate) => SavedCall::Done {
+                    call,
+                    message: (*message).clone(),
+                    terminate,
+                },
+            });
+        }
+        let digest = approval_digest(&*batch.tool, &self.run_id, &batch.call_id, &batch.args);
+        let tool = batch.tool.name().to_owned();
+        let arguments = redacted(&batch.args, policy);
+        calls.push(SavedCall::Asked {
+            call: batch.call_id.clone(),
+            args: batch.args,
+            digest: digest.clone(),
+        });
+        let state = SavedRun {
+            format: STATE_FORMAT,
+            run_id: self.run_id.clone(),
+            messages: context.messages.clone(),
+            new_messages: new_messages.to_vec(),
+            turn,
+            sequential: batch.sequential,
+            calls,
+        };
+        let state = serde_json::to_value(&state).map_err(|error| {
+            StoreError::Corrupt(format!("the run's state cannot be saved: {error}"))
+        })?;
+        let now = now_ms();
+        let ttl = batch.request.expires_in.unwrap_or(self.runs.approval_ttl);
+        let ttl_ms = i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX / 2);
+        let pending = PendingApproval::new(
+            self.run_id.clone(),
+            batch.call_id.clone(),
+            tool.clone(),
+            digest.clone(),
+            redacted_text(&batch.request.title, policy),
+            redacted_text(&batch.request.message, policy),
+            now,
+            now.saturating_add(ttl_ms),
+        );
+        let audit = [
+            AuditEvent::new(AuditKind::Requested, &self.run_id, now)
+                .with("call", batch.call_id.clone())
+                .with("tool", tool)
+                .with("digest", digest)
+                .with("arguments", arguments)
+                .with("expiresAt", pending.expires_at_ms),
+            AuditEvent::new(AuditKind::Suspended, &self.run_id, now),
+        ];
+        self.runs
+            .store
+            .suspend(&self.run_id, &state, std::slice::from_ref(&pending), &audit)
+            .await?;
+        Ok(Suspension {
+            run_id: self.run_id.clone(),
+            pending: vec![pending],
+        })
+    }
+}
+
+/// A claimed run, read and checked: what the agent resumes.
+pub(crate) struct ResumePlan {
+    /// The run's context, ending with the suspended batch's assistant message.
+    pub(crate) messages: Vec<Message>,
+    /// The agent's transcript at the suspension: the context and the tool results the
+    /// batch emitted before it (a sequential batch's finished calls).
+    pub(crate) transcript: Vec<Message>,
+    pub(crate) new_messages: Vec<Message>,
+    pub(crate) turn: u64,
+    pub(crate) batch: ResumeBatch,
+}
+
+/// What a claim found.
+pub(crate) enum Claimed {
+    /// A decision is still open: the run went back to waiting.
+    Waiting(Suspension),
+    /// Every decision is in (or expired): resume.
+    Ready(Box<ResumePlan>),
+}
+
+fn corrupt(run_id: &str, what: impl std::fmt::Display) -> StoreError {
+    StoreError::Corrupt(format!("the saved state of run {run_id} {what}"))
+}
+
+/// Reads and checks a claimed run. A state this build cannot read, or one that does not
+/// fit together, is put back as it was (nothing is lost) and reported.
+pub(crate) async fn take_up(
+    runs: &DurableRuns,
+    claimed: ClaimedRun,
+) -> Result<Claimed, StoreError> {
+    let run_id = claimed.run_id.clone();
+    let checked = check(&claimed);
+    let saved = match checked {
+        Ok(saved) => saved,
+        Err(error) => {
+            // Put it back for a fixed build or a person to look at.
+            runs.store
+                .suspend(&run_id, &claimed.state, &[], &[])
+                .await?;
+            return Err(error);
+        }
+    };
+    let now = now_ms();
+    let mut waiting = Vec::new();
+    let mut audit = Vec::new();
+    for call in &saved.calls {
+        let SavedCall::Asked { call, .. } = call else {
+            continue;
+        };
+        let Some(row) = claimed
+            .approvals
+            .iter()
+            .find(|r| r.approval.call_id == *call)
+        else {
+            continue;
+        };
+        if row.decision.is_none() {
+            if now <= row.approval.expires_at_ms {
+                waiting.push(row.approval.clone());
+            } else {
+                audit.push(
+                    AuditEvent::new(AuditKind::Expired, &run_id, now)
+                        .with("call", call.clone())
+                        .with("tool", row.approval.tool.clone())
+                        .with("digest", row.approval.digest.clone()),
+                );
+            }
+        }
+    }
+    if !waiting.is_empty() {
+        runs.store
+            .suspend(&run_id, &claimed.state, &[], &[])
+            .await?;
+        return Ok(Claimed::Waiting(Suspension {
+            run_id,
+            pending: waiting,
+        }));
+    }
+    audit.push(AuditEvent::new(AuditKind::Resumed, &run_id, now));
+    runs.store.append_audit(&audit).await?;
+    let approvals = claimed
+        .approvals
+        .into_iter()
+        .map(|row| (row.approval.call_id.clone(), row))
+        .collect();
+    let marks = claimed
+        .calls
+        .into_iter()
+        .map(|mark| (mark.call_id.clone(), mark))
+        .collect();
+    let mut transcript = saved.messages.clone();
+    for call in &saved.calls {
+        if let SavedCall::Done { message, .. } = call {
+            transcript.push(Message::ToolResult(Arc::new(message.clone())));
+        }
+    }
+    Ok(Claimed::Ready(Box::new(ResumePlan {
+        transcript,
+        messages: saved.messages,
+        new_messages: saved.new_messages,
+        turn: saved.turn,
+        batch: ResumeBatch {
+            store: runs.store.clone(),
+            run_id,
+            calls: saved.calls,
+            approvals,
+            marks,
+            approved: HashMap::new(),
+        },
+    })))
+}
+
+/// The saved state, if it is one this build wrote and it fits together.
+fn check(claimed: &ClaimedRun) -> Result<SavedRun, StoreError> {
+    let run_id = &claimed.run_id;
+    let format = claimed.state.get("format").and_then(Value::as_u64);
+    if format != Some(u64::from(STATE_FORMAT)) {
+        return Err(corrupt(
+            run_id,
+            format_args!(
+                "has format {:?}; this build reads format {STATE_FORMAT}",
+                claimed.state.get("format")
+            ),
+        ));
+    }
+    let saved: SavedRun = serde_json::from_value(claimed.state.clone())
+        .map_err(|error| corrupt(run_id, format_args!("cannot be read: {error}")))?;
+    if saved.run_id != *run_id {
+        return Err(corrupt(run_id, format_args!("names run {}", saved.run_id)));
+    }
+    let Some(Message::Assistant(assistant)) = saved.messages.last() else {
+        return Err(corrupt(
+            run_id,
+            "does not end with the assistant message of its batch",
+        ));
+    };
+    let call_ids: Vec<&str> = assistant.tool_calls().map(|c| &*c.id).collect();
+    let fits = saved.calls.len() <= call_ids.len()
+        && saved
+            .calls
+            .iter()
+            .zip(&call_ids)
+            .all(|(c, id)| c.call() == *id)
+        && saved.calls.iter().enumerate().all(|(i, c)| {
+            let last = i + 1 == saved.calls.len();
+            match c {
+                SavedCall::Asked { .. } => last,
+                SavedCall::Done { .. } => saved.sequential && !last,
+                SavedCall::Settled { .. } | SavedCall::Prepared { .. } => {
+                    !saved.sequential && !last
+                }
+            }
+        })
+        && matches!(saved.calls.last(), Some(SavedCall::Asked { .. }));
+    if !fits {
+        return Err(corrupt(run_id, "does not match the calls of its batch"));
+    }
+    Ok(saved)
+}
