@@ -29,7 +29,7 @@ pub use crate::bounds::{
 };
 pub use crate::context::ExtensionContext;
 pub use crate::error::ToolError;
-pub use crate::mode::{TaskSupport, ToolExecutionMode};
+pub use crate::mode::{ConcurrencyClass, TaskSupport, ToolExecutionMode};
 pub use crate::pack::{PackItem, UnitItem, assert_tool_name};
 pub use crate::params::NoParams;
 pub use crate::result::{AgentToolResult, IntoToolResult, Json, NoDetails};

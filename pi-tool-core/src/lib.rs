@@ -111,7 +111,7 @@ pub use call::{
 pub use content::{Content, EmbeddedResource, ResourceLink};
 pub use details::JsonDetails;
 pub use error::{ABORTED_MESSAGE, ToolError, ToolErrorKind};
-pub use mode::{TaskSupport, ToolExecutionMode};
+pub use mode::{ConcurrencyClass, TaskSupport, ToolExecutionMode};
 pub use nested::{CallScope, DEFAULT_MAX_DEPTH, NestedCall, ToolCaller, error_of_result};
 pub use params::NoParams;
 pub use result::{AgentToolResult, IntoToolResult, Json, JsonToolResult, NoDetails};

@@ -118,3 +118,45 @@ mod tests {
         assert!("Optional".parse::<TaskSupport>().is_err());
     }
 }
+
+/// The concurrency class a tool's calls belong to, and how much of the class one call
+/// takes: `#[pi_tool(concurrency = "browser")]` (weight 1) or `#[pi_tool(concurrency =
+/// ("browser", 2))]`, or [`ToolSpec::concurrency`](crate::ToolSpec::concurrency).
+///
+/// A host sets a limit per class and in total (pi-tool's `RunPolicy::concurrency`); a
+/// call then runs only while its class and the total have room for its weight. A class
+/// no host limits, and a tool without a class, take only from the total.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ConcurrencyClass {
+    name: std::borrow::Cow<'static, str>,
+    weight: u32,
+}
+
+impl ConcurrencyClass {
+    /// The class `name`, each call weighing `weight` (0 reads as 1: every call takes
+    /// room).
+    pub const fn new(name: &'static str, weight: u32) -> Self {
+        ConcurrencyClass {
+            name: std::borrow::Cow::Borrowed(name),
+            weight: if weight == 0 { 1 } else { weight },
+        }
+    }
+
+    /// A class whose name is made at run time (a host's own tools).
+    pub fn named(name: impl Into<String>, weight: u32) -> Self {
+        ConcurrencyClass {
+            name: std::borrow::Cow::Owned(name.into()),
+            weight: weight.max(1),
+        }
+    }
+
+    /// The class's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// How much of the class (and of the total) one call takes.
+    pub fn weight(&self) -> u32 {
+        self.weight
+    }
+}

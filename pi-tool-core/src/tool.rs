@@ -32,7 +32,7 @@ use crate::bounds::{ToolDetails, ToolParams};
 use crate::context::ExtensionContext;
 use crate::details::JsonDetails;
 use crate::error::ToolError;
-use crate::mode::{TaskSupport, ToolExecutionMode};
+use crate::mode::{ConcurrencyClass, TaskSupport, ToolExecutionMode};
 use crate::result::{AgentToolResult, JsonToolResult};
 use crate::schema::ToolSchema;
 use crate::update::OnUpdate;
@@ -81,6 +81,10 @@ pub struct ToolSpec {
     /// other; a UI can show the reach before approving the tool.
     #[doc(alias = "reachesTools")]
     pub reaches: Vec<String>,
+    /// The concurrency class of its calls and their weight
+    /// (`#[pi_tool(concurrency = ("browser", 2))]`); `None`: no class, its calls take only
+    /// from a host's total.
+    pub concurrency: Option<ConcurrencyClass>,
 }
 
 impl ToolSpec {
@@ -105,6 +109,7 @@ impl ToolSpec {
             output_schema: None,
             task_support: None,
             reaches: Vec::new(),
+            concurrency: None,
         }
     }
 
@@ -118,7 +123,7 @@ impl ToolSpec {
             (T::PROMPT_SNIPPET, T::PROMPT_GUIDELINES),
             T::ANNOTATIONS,
             T::output_schema(),
-            T::REACHES,
+            (T::REACHES, T::CONCURRENCY),
         )
     }
 
@@ -134,7 +139,7 @@ impl ToolSpec {
         (prompt_snippet, prompt_guidelines): (Option<&'static str>, &'static [&'static str]),
         annotations: ToolAnnotations,
         output_schema: Option<Arc<crate::schema::OutputSchema>>,
-        reaches: &'static [&'static str],
+        (reaches, concurrency): (&'static [&'static str], Option<ConcurrencyClass>),
     ) -> Self {
         ToolSpec {
             name: name.to_owned(),
@@ -150,6 +155,7 @@ impl ToolSpec {
             output_schema,
             task_support,
             reaches: reaches.iter().map(|s| (*s).to_owned()).collect(),
+            concurrency,
         }
     }
 
@@ -211,6 +217,13 @@ impl ToolSpec {
         S: Into<String>,
     {
         self.reaches = names.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets the concurrency class of its calls.
+    #[must_use]
+    pub fn concurrency(mut self, class: ConcurrencyClass) -> Self {
+        self.concurrency = Some(class);
         self
     }
 
@@ -365,6 +378,9 @@ pub trait Tool: Send + Sync + 'static {
     /// The tools this tool may call through its context (`#[pi_tool(reaches = [...])]`,
     /// Pi's `reachesTools`); none by default.
     const REACHES: &'static [&'static str] = &[];
+    /// The concurrency class of its calls (`#[pi_tool(concurrency = "browser")]`); none
+    /// by default.
+    const CONCURRENCY: Option<ConcurrencyClass> = None;
 
     /// The schema of the tool's structured result, if it returns [`Json<T>`](crate::Json):
     /// `#[pi_tool]` generates `Some(OutputSchema::for_type::<T>())`. Read once, when the

@@ -34,6 +34,8 @@ pub struct Spec {
     pub prompt_guidelines: Vec<String>,
     /// The tools it may call through its context.
     pub reaches: Vec<String>,
+    /// The concurrency class and its weight.
+    pub concurrency: Option<(String, u32)>,
     /// The declared effects, in `keys::FLAGS` order (`None`: not declared).
     pub effects: [Option<bool>; 4],
     /// The `title` annotation.
@@ -127,6 +129,7 @@ pub fn check(
         prompt_snippet: keys.prompt_snippet.map(|(text, _)| text),
         prompt_guidelines: keys.prompt_guidelines,
         reaches: keys.reaches.into_iter().map(|(name, _)| name).collect(),
+        concurrency: keys.concurrency.map(|(name, weight, _)| (name, weight)),
         effects: keys.effects.map(|e| e.map(|(value, _)| value)),
         title: keys.title.map(|(text, _)| text),
         krate: keys.krate,

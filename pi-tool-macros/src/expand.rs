@@ -89,6 +89,9 @@ pub fn tool(
         let names = &spec.reaches;
         quote!(const REACHES: &'static [&'static str] = &[#(#names),*];)
     });
+    let concurrency = spec.concurrency.as_ref().map(|(class, weight)| {
+        quote!(const CONCURRENCY: #p::Option<#p::ConcurrencyClass> = #p::Some(#p::ConcurrencyClass::new(#class, #weight));)
+    });
     let annotations = (spec.effects.iter().any(Option::is_some) || spec.title.is_some()).then(|| {
         let [read_only, destructive, idempotent, open_world] = spec.effects.map(|e| match e {
             Some(v) => quote!(#p::Some(#v)),
@@ -258,6 +261,7 @@ pub fn tool(
                 #snippet
                 #guidelines
                 #reaches
+                #concurrency
                 #annotations
                 #output_schema
 

@@ -25,6 +25,7 @@ pub const KEYS: &[&str] = &[
     "prompt_snippet",
     "prompt_guidelines",
     "reaches",
+    "concurrency",
     "timeout",
     "read_only",
     "destructive",
@@ -53,6 +54,8 @@ pub struct Keys {
     pub prompt_guidelines: Vec<String>,
     /// The tools it may call through its context, each with its literal's span.
     pub reaches: Vec<(String, Span)>,
+    /// The concurrency class, its weight and the class name's span.
+    pub concurrency: Option<(String, u32, Span)>,
     /// Each flag's value and the span of its key, in [`FLAGS`] order.
     pub effects: [Option<(bool, Span)>; 4],
     pub title: Option<(String, Span)>,
@@ -127,6 +130,10 @@ pub fn decode(args: Vec<Arg>, place: Place, errors: &mut Vec<syn::Error>) -> Key
         }
         if key_name == "reaches" {
             keys.reaches = string_array(&key_name, &value, errors);
+            continue;
+        }
+        if key_name == "concurrency" {
+            keys.concurrency = concurrency(&value, errors);
             continue;
         }
         if key_name == "crate" {
@@ -269,6 +276,77 @@ fn string_value(key: &str, value: &Expr, errors: &mut Vec<syn::Error>) -> Option
         format!("write `{example}`"),
     ));
     None
+}
+
+const CONCURRENCY_FORMS: &str = "write `concurrency = \"browser\"` (weight 1) or `concurrency = (\"browser\", 2)` (a class name and a weight from 1 up)";
+
+/// `"browser"` or `("browser", 2)`: a class name that is not empty, and a weight of at
+/// least 1.
+fn concurrency(value: &Expr, errors: &mut Vec<syn::Error>) -> Option<(String, u32, Span)> {
+    let (name, weight) = match value {
+        Expr::Tuple(tuple) if tuple.elems.len() == 2 => (&tuple.elems[0], Some(&tuple.elems[1])),
+        Expr::Lit(_) => (value, None),
+        other => {
+            errors.push(error_at(
+                other,
+                "`concurrency` takes a class name or a (class name, weight) pair",
+                CONCURRENCY_FORMS,
+            ));
+            return None;
+        }
+    };
+    let name_lit = match name {
+        Expr::Lit(lit) => match &lit.lit {
+            Lit::Str(s) => s,
+            _ => {
+                errors.push(error_at(
+                    name,
+                    "the concurrency class is a string literal",
+                    CONCURRENCY_FORMS,
+                ));
+                return None;
+            }
+        },
+        other => {
+            errors.push(error_at(
+                other,
+                "the concurrency class is a string literal",
+                CONCURRENCY_FORMS,
+            ));
+            return None;
+        }
+    };
+    let class = name_lit.value();
+    if class.trim().is_empty() {
+        errors.push(error(
+            name_lit.span(),
+            "the concurrency class is empty",
+            CONCURRENCY_FORMS,
+        ));
+        return None;
+    }
+    let weight = match weight {
+        None => 1,
+        Some(expr) => {
+            let parsed = match expr {
+                Expr::Lit(lit) => match &lit.lit {
+                    Lit::Int(i) => i.base10_parse::<u32>().ok().filter(|w| *w >= 1),
+                    _ => None,
+                },
+                _ => None,
+            };
+            let Some(weight) = parsed else {
+                errors.push(error_at(
+                    expr,
+                    "the concurrency weight is a whole number from 1 up",
+                    CONCURRENCY_FORMS,
+                ));
+                return None;
+            };
+            weight
+        }
+    };
+    Some((class, weight, name_lit.span()))
 }
 
 fn string_array(key: &str, value: &Expr, errors: &mut Vec<syn::Error>) -> Vec<(String, Span)> {

@@ -41,6 +41,9 @@ impl CallFailure {
     /// A call the host did not run because the model's response hit its output token
     /// limit (its arguments may be cut off).
     pub const TRUNCATED: CallFailure = CallFailure("truncated");
+    /// A call the host did not run because a limit on calls was reached (per run, per
+    /// turn, per session or per call tree).
+    pub const LIMIT: CallFailure = CallFailure("call_limit");
 
     /// A failed call of this kind: `tool_error` (the tool's own error, or a hook's),
     /// `aborted`, `invalid_arguments`, `timeout`, `panic`.

@@ -31,12 +31,14 @@ use futures::FutureExt;
 use serde_json::Value;
 use tracing::Instrument;
 
+use super::classes::{Classes, Lease};
 use super::config::{AgentEventSink, LoopConfig};
 use super::driver::{Driver, DriverEvent, YieldOnce};
 use super::event::AgentEvent;
 use super::hooks::{
     AfterToolCallContext, BLOCKED_MESSAGE, BeforeToolCallContext, BeforeToolCallResult, merge_after,
 };
+use super::limits::{self, RunCalls};
 use super::nested::{self, NestedRequest};
 use super::policy::RunPolicy;
 use super::suspend::{Resumed, Saving, SuspendedBatch};
@@ -110,6 +112,19 @@ struct Batch<'a> {
     /// The context of calls whose tools have a reach, made once per batch (a session's
     /// tools replace it with their own and keep the scope).
     linked: std::sync::OnceLock<ExtensionContext>,
+    /// The run's calls so far, and this turn's (direct and nested).
+    run_calls: &'a RunCalls,
+    turn_calls: std::sync::atomic::AtomicU32,
+    /// The concurrency classes' scheduler, if the policy limits any.
+    classes: Option<Arc<Classes>>,
+}
+
+/// What a call brings to its execution besides itself: where its nested calls go, the
+/// room it takes in its concurrency class, and, for a nested call, the call itself.
+struct Link<'n> {
+    scope: Option<Arc<CallScope>>,
+    lease: Option<Arc<Lease>>,
+    nested: Option<&'n NestedCall>,
 }
 
 /// The error result the loop builds (Pi's `createErrorToolResult`): one text block,
@@ -231,7 +246,7 @@ fn terminates(finalized: &[&Finalized]) -> bool {
 pub(crate) async fn execute_tool_calls(
     context: &Context,
     assistant: &AssistantMessage,
-    config: &LoopConfig,
+    (config, run_calls): (&LoopConfig, &RunCalls),
     signal: &AbortSignal,
     sink: &mut dyn AgentEventSink,
 ) -> BatchOutcome {
@@ -242,6 +257,9 @@ pub(crate) async fn execute_tool_calls(
         config,
         signal,
         linked: std::sync::OnceLock::new(),
+        run_calls,
+        turn_calls: std::sync::atomic::AtomicU32::new(0),
+        classes: Classes::new(&config.policy.concurrency),
     };
     let sequential = config.policy.tool_execution == ToolExecutionMode::Sequential
         || calls.iter().any(|call| {
@@ -287,6 +305,14 @@ impl<'a> Batch<'a> {
         call: &'c ToolCall,
         nested: Option<&NestedCall>,
     ) -> Preparation<'c> {
+        if let Err(text) = limits::admit(
+            &self.config.policy.limits,
+            self.run_calls,
+            &self.turn_calls,
+            &call.name,
+        ) {
+            return Preparation::Immediate(error_result(text), CallFailure::LIMIT);
+        }
         let Some(tool) = self.context.find_tool(&call.name) else {
             return Preparation::Immediate(
                 error_result(format!("Tool {} not found", call.name)),
@@ -385,10 +411,21 @@ impl<'a> Batch<'a> {
         args: Cow<'_, Value>,
         on_update: pi_tool_core::OnUpdate<Option<JsonDetails>>,
         check_abort: bool,
-        (scope, nested): (Option<Arc<CallScope>>, Option<&NestedCall>),
+        Link {
+            scope,
+            lease,
+            nested,
+        }: Link<'_>,
     ) -> (JsonToolResult, Option<CallFailure>) {
         let signal = nested.map_or(self.signal, |n| &n.signal);
         if check_abort && signal.is_aborted() {
+            return (error_result(ABORTED_MESSAGE), Some(ABORTED));
+        }
+        // Its room in its concurrency class, for as long as it executes; an abort while
+        // it waits for the room is an abort of the call.
+        if let Some(lease) = &lease
+            && lease.take(signal).await.is_err()
+        {
             return (error_result(ABORTED_MESSAGE), Some(ABORTED));
         }
         let mut invocation =
@@ -397,6 +434,9 @@ impl<'a> Batch<'a> {
             invocation = invocation.with_context(self.linked_context().with_call_scope(scope));
         }
         let outcome = self.config.policy.call.execute(&*tool, invocation).await;
+        if let Some(lease) = &lease {
+            lease.give_back();
+        }
         on_update.close();
         YieldOnce::new().await;
         let (result, error_type) = match outcome {
@@ -455,27 +495,36 @@ impl<'a> Batch<'a> {
             .clone()
     }
 
-    /// Where the nested calls of the call about to take the driver's next slot go; `None`
-    /// for a tool without a reach (it makes none, and pays nothing).
-    fn scope_for(
+    /// What a call of `tool` taking the driver's slot `slot` brings to its execution:
+    /// where its nested calls go (`None` for a tool without a reach: it makes none, and
+    /// pays nothing) and its room in its class (`None` when no class is limited).
+    fn link_for<'n>(
         &self,
-        driver: &BatchDriver<'_>,
+        (inbox, slot): (super::driver::Inbox<NestedRequest>, usize),
         tool: &Arc<dyn AgentTool>,
         call: &ToolCall,
-        nested: Option<&NestedCall>,
-    ) -> Option<Arc<CallScope>> {
+        nested: Option<&'n NestedCall>,
+    ) -> Link<'n> {
+        let lease = self
+            .classes
+            .as_ref()
+            .map(|classes| Lease::new(classes, tool.spec()));
         let reaches = &tool.spec().reaches;
-        (!reaches.is_empty()).then(|| {
+        let scope = (!reaches.is_empty()).then(|| {
             nested::scope(
-                driver.inbox(),
-                driver.next_slot(),
+                (inbox, slot),
                 self.config.policy.max_call_depth,
                 reaches,
-                call,
-                nested,
+                (call, nested),
+                lease.clone(),
                 self.signal,
             )
-        })
+        });
+        Link {
+            scope,
+            lease,
+            nested,
+        }
     }
 
     /// A nested call, start to end, through the steps of a direct one: prepare (lookup,
@@ -486,7 +535,7 @@ impl<'a> Batch<'a> {
         call: ToolCall,
         nested: NestedCall,
         on_update: pi_tool_core::OnUpdate<Option<JsonDetails>>,
-        scope: impl FnOnce(&Arc<dyn AgentTool>, &ToolCall, &NestedCall) -> Option<Arc<CallScope>>,
+        slot: (super::driver::Inbox<NestedRequest>, usize),
     ) -> (JsonToolResult, Option<CallFailure>) {
         match self.prepare_call(&call, Some(&nested)).await {
             Preparation::Immediate(result, failure) => (result, Some(failure)),
@@ -496,8 +545,8 @@ impl<'a> Batch<'a> {
                 Some(CallFailure::BLOCKED),
             ),
             Preparation::Prepared { tool, args } => {
-                let scope = scope(&tool, &call, &nested);
-                self.execute_call(&call, tool, args, on_update, true, (scope, Some(&nested)))
+                let link = self.link_for(slot, &tool, &call, Some(&nested));
+                self.execute_call(&call, tool, args, on_update, true, link)
                     .await
             }
         }
@@ -528,19 +577,11 @@ impl<'a> Batch<'a> {
         let parent = nested_call.parent_id.clone();
         sink.emit(nested::start_event(&call, &parent)).await;
         let on_update = driver.on_update_for_next();
-        let (inbox, slot) = (driver.inbox(), driver.next_slot());
-        let max_depth = self.config.policy.max_call_depth;
-        let signal = self.signal;
         let future = self.run_nested(
             call.clone(),
             nested_call,
             on_update,
-            move |tool, call, nested| {
-                let reaches = &tool.spec().reaches;
-                (!reaches.is_empty()).then(|| {
-                    nested::scope(inbox, slot, max_depth, reaches, call, Some(nested), signal)
-                })
-            },
+            (driver.inbox(), driver.next_slot()),
         );
         let slot = driver.push(Box::pin(future), span);
         driver.start(slot);
@@ -696,28 +737,17 @@ impl<'a> Batch<'a> {
                 }
                 Preparation::Prepared { tool, args } => {
                     let on_update = driver.on_update_for_next();
-                    let scope = self.scope_for(&driver, &tool, call, None);
+                    let link =
+                        self.link_for((driver.inbox(), driver.next_slot()), &tool, call, None);
                     let task = match &resumed {
                         Some(resumed) => {
                             let marker = resumed.marker(call, &*tool);
-                            let run = self.execute_call(
-                                call,
-                                tool,
-                                args,
-                                on_update,
-                                false,
-                                (scope, None),
-                            );
+                            let run = self.execute_call(call, tool, args, on_update, false, link);
                             Box::pin(marker.run(run)) as super::driver::SlotFuture<'_, _>
                         }
-                        None => Box::pin(self.execute_call(
-                            call,
-                            tool,
-                            args,
-                            on_update,
-                            false,
-                            (scope, None),
-                        )),
+                        None => {
+                            Box::pin(self.execute_call(call, tool, args, on_update, false, link))
+                        }
                     };
                     let slot = driver.push(task, span);
                     // Nested calls of earlier calls took slots too; `drive` looks up
@@ -890,22 +920,17 @@ impl<'a> Batch<'a> {
                         ));
                     }
                     let on_update = driver.on_update_for_next();
-                    let scope = self.scope_for(&driver, &tool, call, None);
+                    let link =
+                        self.link_for((driver.inbox(), driver.next_slot()), &tool, call, None);
                     let task = match &resumed {
                         Some(resumed) => {
                             let marker = resumed.marker(call, &*tool);
-                            let run =
-                                self.execute_call(call, tool, args, on_update, true, (scope, None));
+                            let run = self.execute_call(call, tool, args, on_update, true, link);
                             Box::pin(marker.run(run)) as super::driver::SlotFuture<'_, _>
                         }
-                        None => Box::pin(self.execute_call(
-                            call,
-                            tool,
-                            args,
-                            on_update,
-                            true,
-                            (scope, None),
-                        )),
+                        None => {
+                            Box::pin(self.execute_call(call, tool, args, on_update, true, link))
+                        }
                     };
                     driver.push(task, span);
                     slot_calls.push(call);

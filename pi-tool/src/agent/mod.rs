@@ -24,10 +24,12 @@
 
 mod approval;
 mod batch;
+mod classes;
 mod config;
 mod driver;
 mod event;
 mod hooks;
+mod limits;
 mod listeners;
 mod nested;
 mod options;
@@ -39,6 +41,7 @@ mod suspend;
 mod telemetry;
 
 pub use approval::{ApprovalPolicy, WithoutUi};
+pub use classes::ConcurrencyLimits;
 pub use config::{AgentEventSink, Emit, LoopConfig, MessageSource};
 pub use event::AgentEvent;
 pub use hooks::{
@@ -46,6 +49,7 @@ pub use hooks::{
     BeforeToolCall, BeforeToolCallContext, BeforeToolCallResult, CompletedTurn, NextTurn,
     PrepareNextTurn,
 };
+pub use limits::RunLimits;
 pub use listeners::{AgentListener, ListenerId, ListenerResult};
 pub use options::{AgentError, AgentOptions, AgentState, QueueMode};
 pub use outcome::RunFailed;

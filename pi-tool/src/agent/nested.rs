@@ -28,6 +28,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use futures::channel::oneshot;
 
+use super::classes::Lease;
 use super::driver::Inbox;
 use super::event::AgentEvent;
 use crate::model::ToolCall;
@@ -51,25 +52,37 @@ pub(crate) struct AgentCaller {
     pub(crate) inbox: Inbox<NestedRequest>,
     pub(crate) parent_slot: usize,
     pub(crate) max_depth: usize,
+    /// The outer call's room in its concurrency class, lent while its nested calls run.
+    pub(crate) lease: Option<Arc<Lease>>,
 }
 
 #[async_trait]
 impl ToolCaller for AgentCaller {
     async fn call_tool(&self, call: NestedCall) -> Reply {
         let (reply, answer) = oneshot::channel();
+        let signal = call.signal.clone();
         let request = NestedRequest {
             call,
             parent_slot: self.parent_slot,
             reply,
         };
-        if let Err(request) = self.inbox.send(request) {
-            return Err(batch_over(&request.call.name));
+        // The outer call lends its room while it waits: a call that waits never holds
+        // room, so no two calls can wait on each other (concurrency classes, no deadlock).
+        if let Some(lease) = &self.lease {
+            lease.lend();
         }
-        match answer.await {
-            Ok(reply) => reply,
-            // The batch went away with the call unanswered (the run ended).
-            Err(oneshot::Canceled) => Err(ToolError::aborted()),
+        let outcome = match self.inbox.send(request) {
+            Err(request) => Err(batch_over(&request.call.name)),
+            Ok(()) => match answer.await {
+                Ok(reply) => reply,
+                // The batch went away with the call unanswered (the run ended).
+                Err(oneshot::Canceled) => Err(ToolError::aborted()),
+            },
+        };
+        if let Some(lease) = &self.lease {
+            lease.restore(&signal).await;
         }
+        outcome
     }
 
     fn max_depth(&self) -> usize {
@@ -85,18 +98,18 @@ fn batch_over(name: &str) -> ToolError {
 
 /// The scope of a call of `tool` in `slot`: where its nested calls go.
 pub(crate) fn scope(
-    inbox: Inbox<NestedRequest>,
-    slot: usize,
+    (inbox, slot): (Inbox<NestedRequest>, usize),
     max_depth: usize,
     reaches: &[String],
-    call: &ToolCall,
-    nested: Option<&NestedCall>,
+    (call, nested): (&ToolCall, Option<&NestedCall>),
+    lease: Option<Arc<Lease>>,
     signal: &pi_tool_core::AbortSignal,
 ) -> Arc<CallScope> {
     let caller = Arc::new(AgentCaller {
         inbox,
         parent_slot: slot,
         max_depth,
+        lease,
     });
     Arc::new(match nested {
         Some(nested) => nested.scope(caller, reaches),

@@ -14,7 +14,9 @@ use std::sync::Arc;
 
 use pi_tool_core::{CallPolicy, DEFAULT_MAX_DEPTH, ToolExecutionMode};
 
+use super::classes::ConcurrencyLimits;
 use super::hooks::{AfterToolCall, BeforeToolCall};
+use super::limits::RunLimits;
 
 /// How the tool calls of a run are executed: the agent's [`CallPolicy`] for each call,
 /// and how a batch runs them. Everything is off by default (Pi's behaviour) except the
@@ -49,6 +51,11 @@ pub struct RunPolicy {
     /// How deep nested calls (`ctx.call_tool`) may go: a call at this depth cannot make
     /// nested calls (default [`DEFAULT_MAX_DEPTH`], 8; a direct call is depth 0).
     pub max_call_depth: usize,
+    /// Limits per concurrency class and in total, in weight of executing calls, direct
+    /// and nested (none by default: Pi has no limit).
+    pub concurrency: ConcurrencyLimits,
+    /// Limits on the number of calls per run and per turn, direct and nested.
+    pub limits: RunLimits,
 }
 
 impl Default for RunPolicy {
@@ -62,6 +69,8 @@ impl Default for RunPolicy {
             before_tool_call: None,
             after_tool_call: None,
             max_call_depth: DEFAULT_MAX_DEPTH,
+            concurrency: ConcurrencyLimits::new(),
+            limits: RunLimits::new(),
         }
     }
 }
@@ -108,6 +117,20 @@ impl RunPolicy {
         self
     }
 
+    /// Sets the limits per concurrency class and in total.
+    #[must_use]
+    pub fn concurrency(mut self, limits: ConcurrencyLimits) -> Self {
+        self.concurrency = limits;
+        self
+    }
+
+    /// Sets the limits on the number of calls.
+    #[must_use]
+    pub fn limits(mut self, limits: RunLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
     /// Installs an `after_tool_call` hook.
     #[must_use]
     pub fn after_tool_call(mut self, hook: Arc<dyn AfterToolCall>) -> Self {
@@ -131,6 +154,8 @@ impl std::fmt::Debug for RunPolicy {
             .field("before_tool_call", &self.before_tool_call.is_some())
             .field("after_tool_call", &self.after_tool_call.is_some())
             .field("max_call_depth", &self.max_call_depth)
+            .field("concurrency", &self.concurrency)
+            .field("limits", &self.limits)
             .finish()
     }
 }

@@ -22,6 +22,7 @@ use super::batch::{execute_tool_calls, fail_truncated};
 use super::config::{AgentEventSink, LoopConfig, MessageSource};
 use super::event::AgentEvent;
 use super::hooks::CompletedTurn;
+use super::limits::RunCalls;
 use super::suspend::SuspendedBatch;
 use super::telemetry;
 use crate::model::{AssistantMessage, Message, StopReason, ToolCall, ToolResultMessage};
@@ -192,6 +193,9 @@ async fn run_loop(
     mut resume: Option<(Arc<AssistantMessage>, u64)>,
 ) {
     let mut config = std::borrow::Cow::Borrowed(initial_config);
+    // The run's count of tool calls, direct and nested, across its turns (a resumed run
+    // counts from its resumption).
+    let run_calls = RunCalls::default();
     let mut last_turn: Option<LastTurn> = None;
     let mut turns = resume.as_ref().map_or(0, |(_, turn)| *turn);
     // A resumed run polled its steering queue before it stopped.
@@ -203,9 +207,16 @@ async fn run_loop(
         let mut has_more_tool_calls = true;
         while has_more_tool_calls || !pending.is_empty() {
             let turn = if let Some((message, _)) = resume.take() {
-                finish_turn(&mut context, new_messages, message, &config, sink, signal)
-                    .instrument(telemetry::turn_span(turns))
-                    .await
+                finish_turn(
+                    &mut context,
+                    new_messages,
+                    message,
+                    (&config, &run_calls),
+                    sink,
+                    signal,
+                )
+                .instrument(telemetry::turn_span(turns))
+                .await
             } else {
                 if let Some(last) = &last_turn {
                     if let Some(hook) = &config.prepare_next_turn {
@@ -246,7 +257,7 @@ async fn run_loop(
                     &mut context,
                     new_messages,
                     &mut pending,
-                    &config,
+                    (&config, &run_calls),
                     sink,
                     signal,
                     stream_fn,
@@ -305,7 +316,7 @@ async fn run_turn(
     context: &mut Context,
     new_messages: &mut Vec<Message>,
     pending: &mut Vec<Message>,
-    config: &LoopConfig,
+    (config, run_calls): (&LoopConfig, &RunCalls),
     sink: &mut dyn AgentEventSink,
     signal: &AbortSignal,
     stream_fn: &dyn StreamFn,
@@ -338,7 +349,15 @@ async fn run_turn(
         .await;
         return Turn::Failed;
     }
-    finish_turn(context, new_messages, message, config, sink, signal).await
+    finish_turn(
+        context,
+        new_messages,
+        message,
+        (config, run_calls),
+        sink,
+        signal,
+    )
+    .await
 }
 
 /// The rest of a turn once the model's message is in: its tool batch and `turn_end`.
@@ -346,7 +365,7 @@ async fn finish_turn(
     context: &mut Context,
     new_messages: &mut Vec<Message>,
     message: Arc<AssistantMessage>,
-    config: &LoopConfig,
+    (config, run_calls): (&LoopConfig, &RunCalls),
     sink: &mut dyn AgentEventSink,
     signal: &AbortSignal,
 ) -> Turn {
@@ -357,7 +376,7 @@ async fn finish_turn(
         let batch = if message.stop_reason == StopReason::Length {
             fail_truncated(&calls, &config.policy, sink).await
         } else {
-            execute_tool_calls(context, &message, config, signal, sink).await
+            execute_tool_calls(context, &message, (config, run_calls), signal, sink).await
         };
         if let Some(suspended) = batch.suspended {
             return Turn::Suspended(suspended);

@@ -13,13 +13,14 @@ use pi_tool::{TaskSupport, ToolError, ToolExecutionMode, Tool, pi_tool};
     prompt_guidelines = ["Use lookup-user before editing a user.", "Never guess ids."],
     timeout = "1500ms",
     reaches = ["wait", "read-file"],
+    concurrency = ("network", 2),
 )]
 pub async fn find_user() -> Result<String, ToolError> {
     Ok("ada".to_owned())
 }
 
 /// Waits.
-#[pi_tool(timeout = "2m")]
+#[pi_tool(timeout = "2m", concurrency = "cpu")]
 pub async fn wait() -> Result<String, ToolError> {
     Ok(String::new())
 }
@@ -38,4 +39,6 @@ fn main() {
     assert_eq!(Wait::LABEL, "Wait");
     assert_eq!(FindUser::REACHES, ["wait", "read-file"]);
     assert!(Wait::REACHES.is_empty());
+    assert_eq!(FindUser::CONCURRENCY, Some(pi_tool::ConcurrencyClass::new("network", 2)));
+    assert_eq!(Wait::CONCURRENCY.map(|c| c.weight()), Some(1));
 }
