@@ -140,6 +140,10 @@ enum ExecEnd {
     Exited(Option<i32>, Option<i32>),
     Aborted,
     TimedOut,
+    /// The sandbox's wall-time limit ended the call.
+    WallTime(Duration),
+    /// The sandbox's output limit ended the call.
+    OutputLimit(u64),
 }
 
 fn emit(on_update: &OnUpdate<Option<BashDetails>>, snapshot: Snapshot) {
@@ -275,6 +279,17 @@ pub(crate) async fn run(
                 params.timeout.map_or("undefined".to_owned(), js::num)
             ),
         ))),
+        ExecEnd::WallTime(limit) => Err(ToolError::new(append_status(
+            format(&snapshot, "").0,
+            format!(
+                "Command killed after {} seconds (the sandbox's wall-time limit)",
+                js::num(limit.as_secs_f64())
+            ),
+        ))),
+        ExecEnd::OutputLimit(limit) => Err(ToolError::new(append_status(
+            format(&snapshot, "").0,
+            format!("Command killed after {limit} bytes of output (the sandbox's output limit)"),
+        ))),
         ExecEnd::Exited(code, _) => {
             let (text, details) = format(&snapshot, "(no output)");
             match code {
@@ -408,6 +423,11 @@ async fn exec(
     drop(tx);
 
     let deadline = timeout.map(|t| Instant::now() + t);
+    let wall_time = config.sandbox.as_ref().and_then(Sandbox::wall_time_limit);
+    let wall_deadline = wall_time.map(|t| Instant::now() + t);
+    let output_limit = config.sandbox.as_ref().and_then(Sandbox::output_limit);
+    let mut output_bytes: u64 = 0;
+    let mut limit_hit: Option<ExecEnd> = None;
     let mut timed_out = false;
     let mut aborted = false;
     let mut exit: Option<Option<i32>> = None;
@@ -424,6 +444,14 @@ async fn exec(
         tokio::select! {
             chunk = rx.recv(), if !pipes_closed => match chunk {
                 Some(data) => {
+                    output_bytes += data.len() as u64;
+                    if let Some(limit) = output_limit
+                        && output_bytes > limit
+                        && limit_hit.is_none()
+                    {
+                        limit_hit = Some(ExecEnd::OutputLimit(limit));
+                        group.kill();
+                    }
                     output.append(&data);
                     let now = Instant::now();
                     let due = last_update.map_or(now, |t| t + UPDATE_THROTTLE);
@@ -460,6 +488,10 @@ async fn exec(
                 timed_out = true;
                 group.kill();
             },
+            () = tokio::time::sleep_until(wall_deadline.unwrap_or_else(far)), if wall_deadline.is_some() && limit_hit.is_none() => {
+                limit_hit = wall_time.map(ExecEnd::WallTime);
+                group.kill();
+            },
         }
     }
     for reader in readers {
@@ -478,6 +510,9 @@ async fn exec(
     }
     if timed_out {
         return Ok((ExecEnd::TimedOut, owed));
+    }
+    if let Some(end) = limit_hit {
+        return Ok((end, owed));
     }
     Ok((ExecEnd::Exited(exit.flatten(), exit_signal), owed))
 }

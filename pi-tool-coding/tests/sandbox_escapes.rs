@@ -465,3 +465,36 @@ async fn everyday_work_inside_the_root_succeeds() {
         "py"
     );
 }
+
+#[tokio::test]
+async fn the_profiles_limits_end_the_call() {
+    use pi_tool_coding::{BashSandbox, CodingOptions, CodingTools};
+    let Some(f) = Fixture::new("limits") else {
+        return;
+    };
+    let sandbox = Sandbox::for_root(&f.root)
+        .wall_time(Duration::from_millis(500))
+        .max_output_bytes(200_000);
+    let tools = std::sync::Arc::new(CodingTools::new(
+        CodingOptions::default().sandbox(BashSandbox::Profile(sandbox)),
+    ));
+    let limited = Fixture {
+        pack: tools.pack_confined(&f.root),
+        base: f.base.join("unused"),
+        root: f.root.clone(),
+        outside: f.outside.clone(),
+        victim: f.victim.clone(),
+    };
+    let started = std::time::Instant::now();
+    let text = limited.bash("sleep 30").await;
+    assert!(
+        text.contains("Command killed after 0.5 seconds (the sandbox's wall-time limit)"),
+        "{text}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let text = limited.bash("yes").await;
+    assert!(
+        text.contains("Command killed after 200000 bytes of output (the sandbox's output limit)"),
+        "{text}"
+    );
+}

@@ -134,3 +134,57 @@ async fn builtins_work_in_the_sessions_directory() {
         )
     );
 }
+
+/// `CodingOptions::sandbox(BashSandbox::Cwd)` in a session: the session's cwd is the
+/// sandbox's root. A write inside it lands; one outside is refused by the kernel and told
+/// to the model as what it is.
+#[tokio::test]
+async fn a_sandboxed_bash_in_a_session_is_confined_to_its_cwd() {
+    use pi_tool_coding::{BashSandbox, CodingOptions, CodingTools};
+    let dir = Dir::new("sandboxed");
+    std::fs::create_dir_all(dir.0.join("root")).unwrap();
+    let root = dir.0.join("root");
+    if let Err(error) = pi_tool::safety::Sandbox::for_root(&root).check() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI is set and the kernel cannot enforce the sandbox: {error}"
+        );
+        eprintln!("NOT RUN: the kernel cannot enforce the sandbox: {error}");
+        return;
+    }
+    let outside = dir.0.join("outside.txt");
+    let model = FauxModel::new(vec![
+        call(
+            "c1",
+            "bash",
+            json!({"command": "echo in > inside.txt && cat inside.txt"}),
+        ),
+        call(
+            "c2",
+            "bash",
+            json!({"command": format!("echo out > {}", outside.display())}),
+        ),
+    ]);
+    let tools = Arc::new(CodingTools::new(
+        CodingOptions::default().sandbox(BashSandbox::Cwd),
+    ));
+    let session = AgentSession::builder(Arc::new(model))
+        .builtin_tools(tools.builtin_tools(), pi_tool_coding::CODING_TOOL_NAMES)
+        .cwd(&root)
+        .build()
+        .unwrap();
+    session.prompt("go").await.unwrap();
+    let results = results(&session);
+    assert_eq!(results[0], ("in\n".to_owned(), false));
+    assert!(root.join("inside.txt").exists());
+    assert!(!outside.exists());
+    assert!(results[1].1);
+    assert!(
+        results[1].0.contains(&format!(
+            "[sandbox] the sandbox refused a write outside the project root: {}",
+            outside.display()
+        )),
+        "{}",
+        results[1].0
+    );
+}

@@ -143,3 +143,22 @@ async fn the_wall_time_limit_kills_the_whole_namespace() {
 fn libc_sigsegv() -> i32 {
     11
 }
+
+#[tokio::test]
+async fn the_output_limit_kills_a_flood() {
+    let Some(root) = Root::new("output") else {
+        return;
+    };
+    let started = Instant::now();
+    let error = Command::new("yes")
+        .current_dir(&root.0)
+        .sandbox(Sandbox::for_root(&root.0).max_output_bytes(100_000))
+        .run(&AbortSignal::never())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error.message(),
+        "Command `yes` was killed after 100000 bytes of output (the sandbox's output limit)"
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+}

@@ -17,6 +17,11 @@ pub struct Args {
     pub help: bool,
     /// `--mcp '[NAME=]PROGRAM ARGS...'`, repeatable: MCP servers whose tools the agent gets.
     pub mcp: Vec<McpArg>,
+    /// `--mcp-sandbox ROOT`: every `--mcp` server runs in the kernel sandbox, writing only
+    /// ROOT (and a private temporary directory), without network unless `--mcp-network`.
+    pub mcp_sandbox: Option<String>,
+    /// `--mcp-network`: the sandboxed `--mcp` servers may use the network.
+    pub mcp_network: bool,
 }
 
 /// One `--mcp` server: a program and its arguments, split on whitespace (no shell).
@@ -67,7 +72,7 @@ pub const USAGE: &str = "\
 usage: weather-example [CITY]
        weather-example --model PROVIDER/ID [--api API] [--coach] [CITY | PROMPT...]
        weather-example --base-url URL --model ID [--api API] [--no-coach] [CITY | PROMPT...]
-       weather-example --mcp '[NAME=]PROGRAM ARGS...' [--mcp ...] TOOL [JSON]   (faux model)
+       weather-example --mcp '[NAME=]PROGRAM ARGS...' [--mcp ...] [--mcp-sandbox ROOT [--mcp-network]] TOOL [JSON]   (faux model)
 
 Without --model the seed runs on the faux model: offline, no key, CITY defaults to Tokyo.
 
@@ -88,6 +93,11 @@ Without --model the seed runs on the faux model: offline, no key, CITY defaults 
                        mcp__NAME__TOOL (NAME defaults to the program's file name). On the
                        faux model the words after the flags are a tool to call and its
                        JSON arguments (default {}); with --model they are the prompt.
+  --mcp-sandbox ROOT   run every --mcp server in the kernel sandbox (Linux; docs/sandbox.md):
+                       it writes only ROOT and a private temporary directory, reads only
+                       those, the system's directories and its program's directory, has
+                       no network, and nothing it starts outlives it
+  --mcp-network        the sandboxed servers may use the network (TCP and UDP)
 
 A single word is a city (\"What is the weather in CITY?\"); more words are the prompt.";
 
@@ -121,8 +131,13 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
             "--no-coach" => parsed.coach = Some(false),
             "--help" => parsed.help = true,
             "--mcp" => parsed.mcp.push(McpArg::parse(&value("--mcp")?)?),
+            "--mcp-sandbox" => parsed.mcp_sandbox = Some(value("--mcp-sandbox")?),
+            "--mcp-network" => parsed.mcp_network = true,
             other => return Err(format!("unknown flag {other}\n\n{USAGE}")),
         }
+    }
+    if parsed.mcp_network && parsed.mcp_sandbox.is_none() {
+        return Err("--mcp-network needs --mcp-sandbox ROOT".to_owned());
     }
     if parsed.model.is_none() && (parsed.base_url.is_some() || parsed.api.is_some()) {
         return Err("--base-url and --api need --model (the model id)".to_owned());
@@ -221,6 +236,10 @@ mod tests {
             ]
         );
         assert!(args(&["--mcp", "  "]).is_err());
+        let sandboxed = args(&["--mcp", "w", "--mcp-sandbox", "/srv/p", "--mcp-network"]).unwrap();
+        assert_eq!(sandboxed.mcp_sandbox.as_deref(), Some("/srv/p"));
+        assert!(sandboxed.mcp_network);
+        assert!(args(&["--mcp", "w", "--mcp-network"]).is_err());
     }
 
     #[test]

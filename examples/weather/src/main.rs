@@ -11,6 +11,8 @@
 //! cargo run -p weather-example -- --base-url http://127.0.0.1:18080/v1 --model smol "What is the weather in Tokyo?"
 //! cargo run -p weather-example -- --mcp 'fs=npx -y @modelcontextprotocol/server-filesystem .' \
 //!     mcp__fs__list_directory '{"path": "."}'     # an MCP server's tool, on the faux model
+//! cargo run -p weather-example -- --mcp target/debug/weather-mcp --mcp-sandbox . \
+//!     mcp__weather-mcp__get_weather '{"city": "Tokyo"}'  # the server in the kernel sandbox
 //! ```
 //!
 //! `--help` lists the flags (see `cli.rs`).
@@ -19,11 +21,13 @@ mod cli;
 mod small_model;
 
 use std::io::Write;
+use std::path::Path;
 use std::sync::Arc;
 
 use pi_tool::agent::{Agent, AgentEvent, AgentOptions};
 use pi_tool::model::{ApiKey, AssistantContent, AssistantMessageEvent, Model, StreamOptions};
 use pi_tool::providers::{Providers, builtin_models};
+use pi_tool::safety::Sandbox;
 use pi_tool::testing::{FauxModel, FauxTurn};
 use pi_tool::{AgentTool, IntoAgentTool, Value, json};
 use pi_tool_mcp::client::{McpServer, McpToolset};
@@ -45,7 +49,7 @@ async fn main() {
             std::process::exit(2);
         }
     };
-    let toolsets = connect_mcp(&args.mcp).await;
+    let toolsets = connect_mcp(&args).await;
     let mut tools = vec![GetWeather.into_agent_tool()];
     for toolset in &toolsets {
         tools.extend(toolset.tools());
@@ -61,17 +65,24 @@ async fn main() {
     }
 }
 
-/// Starts each `--mcp` server and lists its tools (on stderr).
-async fn connect_mcp(servers: &[cli::McpArg]) -> Vec<McpToolset> {
+/// Starts each `--mcp` server (in the sandbox with `--mcp-sandbox`) and lists its tools
+/// (on stderr).
+async fn connect_mcp(args: &cli::Args) -> Vec<McpToolset> {
     let mut toolsets = Vec::new();
-    for server in servers {
-        match McpToolset::connect(McpServer::stdio(
-            server.name.as_str(),
-            server.program.as_str(),
-            &server.args,
-        ))
-        .await
-        {
+    for server in &args.mcp {
+        let mut stdio =
+            McpServer::stdio(server.name.as_str(), server.program.as_str(), &server.args);
+        if let Some(root) = &args.mcp_sandbox {
+            let mut sandbox = Sandbox::for_root(root).network(args.mcp_network);
+            // A program given by path may live outside the system's directories.
+            if let Some(dir) = Path::new(&server.program).parent()
+                && !dir.as_os_str().is_empty()
+            {
+                sandbox = sandbox.allow_read(dir);
+            }
+            stdio = stdio.sandbox(sandbox);
+        }
+        match McpToolset::connect(stdio).await {
             Ok(toolset) => {
                 let names: Vec<String> = toolset
                     .tools()

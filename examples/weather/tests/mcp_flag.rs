@@ -41,3 +41,50 @@ fn the_agent_lists_a_directory_with_the_filesystem_servers_tool() {
         "{stderr}"
     );
 }
+
+/// `--mcp-sandbox ROOT`: the server runs in the kernel sandbox. The "server" here is
+/// `touch` of a file outside ROOT (no MCP at all, so the connection fails either way):
+/// sandboxed, the file is not created; without the flag it is.
+#[cfg(target_os = "linux")]
+#[test]
+fn mcp_sandbox_confines_the_servers_to_the_root() {
+    use pi_tool::safety::Sandbox;
+    let base = std::env::temp_dir().join(format!("weather-mcp-sandbox-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(base.join("root")).unwrap();
+    let base = std::fs::canonicalize(base).unwrap();
+    let root = base.join("root");
+    if let Err(error) = Sandbox::for_root(&root).check() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI is set and the kernel cannot enforce the sandbox: {error}"
+        );
+        eprintln!("NOT RUN: the kernel cannot enforce the sandbox: {error}");
+        return;
+    }
+    let run = |sandboxed: bool, file: &Path| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_weather-example"));
+        command
+            .arg("--mcp")
+            .arg(format!("t=touch {}", file.display()));
+        if sandboxed {
+            command.arg("--mcp-sandbox").arg(&root);
+        }
+        command
+            .arg("mcp__t__x")
+            .output()
+            .expect("weather-example runs")
+    };
+    let confined = base.join("sandboxed.txt");
+    let output = run(true, &confined);
+    assert!(!output.status.success());
+    assert!(
+        !confined.exists(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let open = base.join("open.txt");
+    run(false, &open);
+    assert!(open.exists(), "the control run did not touch its file");
+    let _ = std::fs::remove_dir_all(&base);
+}

@@ -41,6 +41,7 @@ use std::ffi::{OsStr, OsString};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -48,7 +49,9 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use crate::abort::AbortSignal;
 use crate::error::{ToolError, ToolErrorKind};
 
-use super::sandbox::{ProcessLeader, Sandbox, SandboxViolation, SpawnError, spawn_contained};
+use super::sandbox::{
+    ProcessGroup, ProcessLeader, Sandbox, SandboxViolation, SpawnError, spawn_contained,
+};
 
 /// Variables a child inherits from the host unless told otherwise: what ordinary
 /// programs need to find executables, a home directory, a locale and a temp dir, and
@@ -267,6 +270,12 @@ impl Command {
         let stdout = child.stdout.take();
         let stderr = child.stderr.take();
 
+        // The sandbox's output limit, over both streams.
+        let budget = OutputBudget {
+            seen: AtomicU64::new(0),
+            limit: self.sandbox.as_ref().and_then(Sandbox::output_limit),
+            group,
+        };
         let ended = {
             let wait = async {
                 let status = child.wait().await;
@@ -277,8 +286,8 @@ impl Command {
             };
             let work = async {
                 let (stdout, stderr, status) = tokio::join!(
-                    read_bounded(stdout, limit),
-                    read_bounded(stderr, limit),
+                    read_bounded(stdout, limit, &budget),
+                    read_bounded(stderr, limit, &budget),
                     wait
                 );
                 (stdout, stderr, status)
@@ -298,6 +307,14 @@ impl Command {
         };
 
         match ended {
+            Ended::Done(_) if budget.exceeded() => {
+                let limit = budget.limit.unwrap_or_default();
+                Err(ToolError::new(format!(
+                    "Command `{}` was killed after {limit} bytes of output (the sandbox's \
+                     output limit)",
+                    self.display_name()
+                )))
+            }
             Ended::Done((stdout, stderr, status)) => {
                 let status = status.map_err(|error| {
                     ToolError::new(format!(
@@ -393,8 +410,34 @@ async fn kill(child: &mut tokio::process::Child) {
     let _ = tokio::time::timeout(REAP_GRACE, child.wait()).await;
 }
 
+/// The bytes both streams produced, against the sandbox's output limit: past it the
+/// group is killed.
+struct OutputBudget<'a> {
+    seen: AtomicU64,
+    limit: Option<u64>,
+    group: &'a ProcessGroup,
+}
+
+impl OutputBudget<'_> {
+    fn add(&self, bytes: usize) {
+        let seen = self.seen.fetch_add(bytes as u64, Ordering::Relaxed) + bytes as u64;
+        if self.limit.is_some_and(|limit| seen > limit) {
+            self.group.kill();
+        }
+    }
+
+    fn exceeded(&self) -> bool {
+        self.limit
+            .is_some_and(|limit| self.seen.load(Ordering::Relaxed) > limit)
+    }
+}
+
 /// Reads a pipe to its end, keeping the first `limit` bytes.
-async fn read_bounded<R: AsyncRead + Unpin>(reader: Option<R>, limit: usize) -> CapturedOutput {
+async fn read_bounded<R: AsyncRead + Unpin>(
+    reader: Option<R>,
+    limit: usize,
+    budget: &OutputBudget<'_>,
+) -> CapturedOutput {
     let mut kept = Vec::new();
     let mut total: u64 = 0;
     if let Some(mut reader) = reader {
@@ -408,6 +451,7 @@ async fn read_bounded<R: AsyncRead + Unpin>(reader: Option<R>, limit: usize) -> 
                 Err(_) => break,
             };
             total += read as u64;
+            budget.add(read);
             let room = limit.saturating_sub(kept.len());
             kept.extend_from_slice(&chunk[..read.min(room)]);
         }
