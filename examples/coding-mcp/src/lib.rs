@@ -9,23 +9,32 @@
 //! kernel sandbox, confined to the root with no network
 //! (`pi_tool_core::safety::Sandbox::for_root`).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use pi_tool::context::ExtensionContext;
 use pi_tool::pack::ToolPack;
-use pi_tool_coding::{CodingOptions, CodingTools};
+use pi_tool::safety::Sandbox;
+use pi_tool_coding::{BashSandbox, CodingOptions, CodingTools};
 
 pub use pi_tool_coding::OUTSIDE_ROOT;
 
-/// The tools for `root`, confined to it when `confine` is set.
-pub fn coding_pack(root: &Path, confine: bool) -> ToolPack {
-    let tools = Arc::new(CodingTools::new(CodingOptions::default()));
-    if confine {
-        tools.pack_confined(root)
-    } else {
-        tools.pack()
+/// The tools for `root`, confined to it when `confine` is set; `bash` then runs in the
+/// kernel sandbox of `root`, widened by `read` (readable directories: a toolchain in
+/// the home) and `write` (writable ones: a build cache).
+pub fn coding_pack(root: &Path, confine: bool, read: &[PathBuf], write: &[PathBuf]) -> ToolPack {
+    if !confine {
+        return Arc::new(CodingTools::new(CodingOptions::default())).pack();
     }
+    let mut sandbox = Sandbox::for_root(root);
+    for dir in read {
+        sandbox = sandbox.allow_read(dir);
+    }
+    for dir in write {
+        sandbox = sandbox.allow_write(dir);
+    }
+    let options = CodingOptions::default().sandbox(BashSandbox::Profile(sandbox));
+    Arc::new(CodingTools::new(options)).pack_confined(root)
 }
 
 /// The context every call gets: the root as its working directory.

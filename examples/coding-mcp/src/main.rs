@@ -2,7 +2,7 @@
 //! root directory.
 //!
 //! ```text
-//! coding-mcp [--root DIR] [--confine] [--http ADDRESS:PORT]
+//! coding-mcp [--root DIR] [--confine [--sandbox-read DIR]... [--sandbox-write DIR]...] [--http ADDRESS:PORT]
 //! ```
 //!
 //! - `--root DIR`: the working directory of every call (default: the current directory).
@@ -12,6 +12,9 @@
 //!   network, and nothing it starts outlives the call (`docs/sandbox.md`). A kernel that
 //!   cannot enforce that refuses each `bash` call, naming what it lacks. Off by default,
 //!   as in Pi, whose tools take any path.
+//! - `--sandbox-read DIR`, `--sandbox-write DIR` (repeatable, with `--confine`): widen
+//!   `bash`'s sandbox: a toolchain outside the system's directories (`~/.cargo`,
+//!   `~/.rustup`) to read, a cache to write.
 //! - `--http ADDRESS:PORT`: streamable HTTP instead of stdio.
 //!
 //! Standard output is the MCP channel (stdio); standard error gets one line per finished
@@ -23,11 +26,13 @@ use std::process::ExitCode;
 use coding_mcp::{coding_pack, context_for};
 use pi_tool_mcp::{CallEnd, PackServer};
 
-const USAGE: &str = "usage: coding-mcp [--root DIR] [--confine] [--http ADDRESS:PORT]";
+const USAGE: &str = "usage: coding-mcp [--root DIR] [--confine [--sandbox-read DIR]... [--sandbox-write DIR]...] [--http ADDRESS:PORT]";
 
 struct Settings {
     root: PathBuf,
     confine: bool,
+    read: Vec<PathBuf>,
+    write: Vec<PathBuf>,
     http: Option<String>,
 }
 
@@ -35,11 +40,15 @@ fn settings() -> Result<Settings, String> {
     let mut root = None;
     let mut confine = false;
     let mut http = None;
+    let mut read = Vec::new();
+    let mut write = Vec::new();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--root" => root = Some(args.next().ok_or(USAGE)?),
             "--confine" => confine = true,
+            "--sandbox-read" => read.push(PathBuf::from(args.next().ok_or(USAGE)?)),
+            "--sandbox-write" => write.push(PathBuf::from(args.next().ok_or(USAGE)?)),
             "--http" => http = Some(args.next().ok_or(USAGE)?),
             _ => return Err(USAGE.to_owned()),
         }
@@ -52,9 +61,14 @@ fn settings() -> Result<Settings, String> {
     if !root.is_dir() {
         return Err(format!("root {} is not a directory", root.display()));
     }
+    if !confine && (!read.is_empty() || !write.is_empty()) {
+        return Err("--sandbox-read and --sandbox-write need --confine".to_owned());
+    }
     Ok(Settings {
         root,
         confine,
+        read,
+        write,
         http,
     })
 }
@@ -94,7 +108,12 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let pack = coding_pack(&settings.root, settings.confine);
+    let pack = coding_pack(
+        &settings.root,
+        settings.confine,
+        &settings.read,
+        &settings.write,
+    );
     let server = PackServer::new_with_context(pack, context_for(&settings.root))
         .with_server_info("coding-mcp", env!("CARGO_PKG_VERSION"))
         .on_call_end(log_call_end);

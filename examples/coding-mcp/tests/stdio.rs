@@ -17,11 +17,17 @@ fn fresh_dir(name: &str) -> PathBuf {
 
 /// Sends `requests` (after initialize) and returns one response line per request.
 fn exchange(root: &Path, confine: bool, requests: &[&str]) -> Vec<String> {
+    exchange_with(root, confine, &[], requests)
+}
+
+/// [`exchange`] with more command-line arguments.
+fn exchange_with(root: &Path, confine: bool, extra: &[&str], requests: &[&str]) -> Vec<String> {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_coding-mcp"));
     cmd.arg("--root").arg(root);
     if confine {
         cmd.arg("--confine");
     }
+    cmd.args(extra);
     let mut server = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -109,5 +115,33 @@ fn serves_the_root_and_confines_on_request() {
         "{}",
         confined[3]
     );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// `--sandbox-read DIR` widens `bash`'s sandbox: the directory is readable, not writable.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_sandbox_is_widened_on_request() {
+    let dir = fresh_dir("widened");
+    let root = dir.join("root");
+    if let Err(error) = pi_tool::safety::Sandbox::for_root(&root).check() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI is set and the kernel cannot enforce the sandbox: {error}"
+        );
+        eprintln!("NOT RUN: the kernel cannot enforce the sandbox: {error}");
+        return;
+    }
+    std::fs::create_dir_all(dir.join("toolchain")).unwrap();
+    std::fs::write(dir.join("toolchain/version"), "toolchain 1.0\n").unwrap();
+    let toolchain = dir.join("toolchain").display().to_string();
+    let command = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"bash","arguments":{{"command":"cat {toolchain}/version; echo x > {toolchain}/new"}}}}}}"#
+    );
+    let answers = exchange_with(&root, true, &["--sandbox-read", &toolchain], &[&command]);
+    assert!(answers[0].contains("toolchain 1.0"), "{}", answers[0]);
+    assert!(!dir.join("toolchain/new").exists(), "{}", answers[0]);
+    let closed = exchange(&root, true, &[&command]);
+    assert!(!closed[0].contains("toolchain 1.0"), "{}", closed[0]);
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -31,6 +31,10 @@
 //!   telling the model how to get more, while the full text stays in `details`.
 //! - [`Redactor`]: configured secrets and credential-shaped text replaced with
 //!   `[REDACTED]`; the runtime applies it to every error message the model reads.
+//! - [`Sandbox`]: what a process started for a tool may read, write and reach, derived
+//!   from the tool's declared effects and enforced by the kernel (Linux: Landlock,
+//!   namespaces, seccomp); [`Command::sandbox`] takes one, and [`spawn_contained`] is the
+//!   one spawn (and [`ProcessGroup`] the one killer) of every process pi-tool starts.
 //!
 //! # Example
 //!
@@ -71,9 +75,10 @@
 //! assert_eq!(redactor.redact_error(error).message(), "upstream said: bad key [REDACTED]");
 //! ```
 //!
-//! None of these is a sandbox. They make the common tools safe against a misled model;
-//! a hostile local user racing the filesystem, or a program run with model arguments
-//! that is itself dangerous (`sh`, `python`, `find -exec`), needs OS-level isolation.
+//! The path checks make the common tools safe against a misled model; a hostile local
+//! user racing the filesystem, or a program run with model arguments that is itself
+//! dangerous (`sh`, `python`, `find -exec`), needs OS-level isolation: run it inside a
+//! [`Sandbox`].
 
 mod budget;
 mod command;
