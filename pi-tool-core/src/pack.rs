@@ -147,6 +147,49 @@ const fn name_problem(name: &str) -> Option<NameProblem> {
     None
 }
 
+/// A tool whose declared reach names a tool its host does not have (see
+/// [`check_reaches`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MissingReach {
+    /// The tool that declares the reach.
+    pub tool: String,
+    /// The tool it reaches, which the host does not have.
+    pub missing: String,
+}
+
+impl fmt::Display for MissingReach {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the tool `{}` reaches `{}`, which this host does not have: add `{}` to the host's tools, or remove it from `{}`'s `reaches`",
+            self.tool, self.missing, self.missing, self.tool
+        )
+    }
+}
+
+impl std::error::Error for MissingReach {}
+
+/// Checks, when tools are mounted in a host, that every tool each of them reaches
+/// ([`ToolSpec::reaches`]) is among them: the first that is not, naming both.
+pub fn check_reaches<'a, I>(specs: I) -> Result<(), MissingReach>
+where
+    I: IntoIterator<Item = &'a ToolSpec>,
+    I::IntoIter: Clone,
+{
+    let specs = specs.into_iter();
+    for spec in specs.clone() {
+        for reached in &spec.reaches {
+            if !specs.clone().any(|other| &other.name == reached) {
+                return Err(MissingReach {
+                    tool: spec.name.clone(),
+                    missing: reached.clone(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Checks a tool name against `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`, the set every major
 /// provider accepts; the error says what is wrong.
 ///

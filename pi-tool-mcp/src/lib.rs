@@ -90,7 +90,8 @@ pub mod __fuzz;
 
 pub use error::ServeError;
 pub use meta::{
-    DETAILS_META_KEY, PARTIAL_RESULT_META_KEY, TOOL_META_PREFIX, WRAPPED_RESULT_META_KEY,
+    CONCURRENCY_META_KEY, DETAILS_META_KEY, PARTIAL_RESULT_META_KEY, REACHES_META_KEY,
+    TOOL_META_PREFIX, WRAPPED_RESULT_META_KEY,
 };
 pub use server::PackServer;
 pub use server::call::{CallEnd, CallOutcome};

@@ -15,3 +15,11 @@ pub const WRAPPED_RESULT_META_KEY: &str = "pi-tool/wrappedResult";
 
 /// `_meta` key of a progress notification: the whole partial result (`content`, `details`).
 pub const PARTIAL_RESULT_META_KEY: &str = "pi-tool/partialResult";
+
+/// `_meta` key of a listed tool: the tools it may call through its context (its declared
+/// reach, Pi 1.2's `reachesTools`), as an array of names, so a client can show them
+/// before it approves the tool.
+pub const REACHES_META_KEY: &str = "pi-tool/reaches";
+
+/// `_meta` key of a listed tool: its concurrency class, `{"class": name, "weight": n}`.
+pub const CONCURRENCY_META_KEY: &str = "pi-tool/concurrency";

@@ -825,3 +825,19 @@ async fn many_nested_calls_in_a_parallel_batch_all_come_back() {
     );
     assert_eq!(count.load(Ordering::SeqCst), 100);
 }
+
+#[test]
+fn a_session_refuses_a_reach_to_a_tool_it_does_not_have() {
+    let error = match AgentSession::builder(Arc::new(FauxModel::default()))
+        .agent_tool(relay(&["echo", "grep"]))
+        .agent_tool(echo())
+        .build()
+    {
+        Ok(_) => panic!("the session mounted a reach to a missing tool"),
+        Err(error) => error,
+    };
+    assert_eq!(
+        error.to_string(),
+        "the tool `relay` reaches `grep`, which this host does not have: add `grep` to the host's tools, or remove it from `relay`'s `reaches`"
+    );
+}

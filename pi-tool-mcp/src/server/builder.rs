@@ -12,6 +12,7 @@ use tokio::sync::Semaphore;
 
 use super::call::CallEnd;
 use super::input::mcp_context;
+use super::nested::NestedLimits;
 use super::prompts::{Completions, PromptPack};
 use super::resources::ResourcePack;
 use super::serve::http::limits::HttpLimits;
@@ -50,6 +51,10 @@ impl PackServer {
             policy: Arc::new(McpPolicy {
                 policy: CallPolicy::default(),
                 permits: None,
+                nested: NestedLimits {
+                    max_depth: pi_tool_core::DEFAULT_MAX_DEPTH,
+                    max_calls: None,
+                },
             }),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             max_pending_requests: DEFAULT_MAX_PENDING_REQUESTS,
@@ -117,7 +122,40 @@ impl PackServer {
     #[must_use]
     pub fn with_policy(mut self, policy: CallPolicy) -> Self {
         let permits = self.policy.permits.clone();
-        self.policy = Arc::new(McpPolicy { policy, permits });
+        let nested = self.policy.nested;
+        self.policy = Arc::new(McpPolicy {
+            policy,
+            permits,
+            nested,
+        });
+        self
+    }
+
+    /// How deep the nested calls of a served tool (`ctx.call_tool`) may go (default 8;
+    /// the served call is depth 0).
+    #[must_use]
+    pub fn with_max_call_depth(mut self, depth: usize) -> Self {
+        let mut nested = self.policy.nested;
+        nested.max_depth = depth;
+        self.policy = Arc::new(McpPolicy {
+            policy: self.policy.policy.clone(),
+            permits: self.policy.permits.clone(),
+            nested,
+        });
+        self
+    }
+
+    /// At most `limit` nested calls per served call, counted over its whole tree; a call
+    /// past it is refused with the limit in its text. Unlimited by default.
+    #[must_use]
+    pub fn with_max_nested_calls(mut self, limit: u32) -> Self {
+        let mut nested = self.policy.nested;
+        nested.max_calls = Some(limit);
+        self.policy = Arc::new(McpPolicy {
+            policy: self.policy.policy.clone(),
+            permits: self.policy.permits.clone(),
+            nested,
+        });
         self
     }
 
@@ -128,6 +166,7 @@ impl PackServer {
         self.policy = Arc::new(McpPolicy {
             policy,
             permits: Some(Arc::new(Semaphore::new(limit.get()))),
+            nested: self.policy.nested,
         });
         self
     }

@@ -14,8 +14,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use pi_tool_core::{
-    AbortSignal, AgentTool, CallFailure, CallPolicy, CallSpan, JsonDetails, JsonToolResult,
-    OnUpdate, ToolError, ToolErrorKind, ToolInvocation, Value,
+    AbortSignal, AgentTool, CallFailure, CallPolicy, CallScope, CallSpan, JsonDetails,
+    JsonToolResult, OnUpdate, ToolError, ToolErrorKind, Value,
 };
 
 /// How a call ended, for logs and hosts (the model only sees the result's text).
@@ -48,14 +48,18 @@ pub(crate) async fn run_call_with_policy(
     policy: &CallPolicy,
     signal: AbortSignal,
     on_update: OnUpdate<Option<JsonDetails>>,
+    scope: Option<Arc<CallScope>>,
 ) -> (Result<JsonToolResult, ToolError>, CallEnd) {
     let started = Instant::now();
-    let result = policy
-        .call(
-            &**tool,
-            ToolInvocation::new(tool_call_id, &arguments, signal, on_update),
-        )
-        .await;
+    let result = super::nested::invoke(
+        tool,
+        tool_call_id,
+        &arguments,
+        policy,
+        (signal, on_update),
+        scope,
+    )
+    .await;
     let end = CallEnd {
         tool: tool.name().to_owned(),
         call_id: tool_call_id.to_owned(),
@@ -103,6 +107,7 @@ mod tests {
             &CallPolicy::default(),
             signal,
             on_update,
+            None,
         )
         .await
         .0

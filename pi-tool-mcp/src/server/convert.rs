@@ -32,7 +32,8 @@ use rmcp::model::{
 
 use super::schema::mcp_input_schema;
 use crate::meta::{
-    DETAILS_META_KEY, PARTIAL_RESULT_META_KEY, TOOL_META_PREFIX, WRAPPED_RESULT_META_KEY,
+    CONCURRENCY_META_KEY, DETAILS_META_KEY, PARTIAL_RESULT_META_KEY, REACHES_META_KEY,
+    TOOL_META_PREFIX, WRAPPED_RESULT_META_KEY,
 };
 
 /// The MCP listing of one tool, and the schema profile's report on it; `declared` lists
@@ -55,6 +56,19 @@ pub(crate) fn mcp_tool(spec: &ToolSpec, declared: bool) -> (Tool, Vec<String>) {
         meta.insert(
             format!("{TOOL_META_PREFIX}executionMode"),
             Value::String(mode.as_str().to_owned()),
+        );
+    }
+    // What the tool may call, so that a client can show it before approving the tool.
+    if !spec.reaches.is_empty() {
+        meta.insert(
+            REACHES_META_KEY.to_owned(),
+            Value::from(spec.reaches.clone()),
+        );
+    }
+    if let Some(class) = &spec.concurrency {
+        meta.insert(
+            CONCURRENCY_META_KEY.to_owned(),
+            serde_json::json!({"class": class.name(), "weight": class.weight()}),
         );
     }
     let (schema, report) = mcp_input_schema(spec, declared);

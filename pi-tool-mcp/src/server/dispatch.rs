@@ -29,6 +29,22 @@ impl PackServer {
         self.served.find(name)
     }
 
+    /// Where the nested calls of a served call go, if its tool has a reach.
+    fn nested_scope(
+        &self,
+        call_id: &str,
+        tool: &Arc<dyn AgentTool>,
+        signal: &AbortSignal,
+    ) -> Option<Arc<pi_tool_core::CallScope>> {
+        super::nested::scope(
+            &self.served,
+            &self.policy.policy,
+            self.policy.nested,
+            (call_id, tool),
+            signal,
+        )
+    }
+
     /// Runs one `tools/call` through the server's policy
     /// ([`CallPolicy::call`](pi_tool_core::CallPolicy::call): limits, `prepare_arguments`,
     /// validation, `execute` contained, redaction, result budget, span).
@@ -83,6 +99,7 @@ impl PackServer {
             Some(permits) => permits.acquire().await.ok(),
             None => None,
         };
+        let scope = self.nested_scope(&call_id, &tool, &signal);
         let run = input.scope(run_call_with_policy(
             &tool,
             &call_id,
@@ -90,6 +107,7 @@ impl PackServer {
             policy,
             signal,
             progress.on_update(),
+            scope,
         ));
         let mut run = std::pin::pin!(run);
         let gone = async {
@@ -155,6 +173,7 @@ impl PackServer {
         let output = tool.spec().output_schema.clone();
         let policy = self.policy.clone();
         let signal = abort.signal();
+        let scope = self.nested_scope(&call_id, &tool, &signal);
         let mut run = Box::pin(input.scoped(async move {
             run_call_with_policy(
                 &tool,
@@ -163,6 +182,7 @@ impl PackServer {
                 &policy.policy,
                 signal,
                 on_update,
+                scope,
             )
             .await
         }));

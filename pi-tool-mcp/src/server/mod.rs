@@ -47,6 +47,7 @@ mod dispatch;
 mod extras;
 mod handler;
 pub(crate) mod input;
+mod nested;
 mod progress;
 pub(crate) mod prompts;
 pub(crate) mod resources;
@@ -100,6 +101,8 @@ struct McpPolicy {
     policy: CallPolicy,
     /// Holds one permit per running call when a concurrency limit is set.
     permits: Option<Arc<Semaphore>>,
+    /// The limits on the nested calls of a served tool.
+    nested: nested::NestedLimits,
 }
 
 impl fmt::Debug for PackServer {

@@ -221,6 +221,11 @@ impl Classes {
             }
             if let Some((name, _)) = &waiter.need.class {
                 blocked.push(name.clone());
+                // Without a total, only calls of limited classes ever wait: once each
+                // such class is held back, nobody further back can start.
+                if self.limits.total.is_none() && blocked.len() == self.limits.classes.len() {
+                    break;
+                }
             }
             index += 1;
         }

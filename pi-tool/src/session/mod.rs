@@ -163,6 +163,9 @@ pub enum SessionError {
     /// The builder's run policy carried `before_tool_call` / `after_tool_call` hooks: a
     /// session's hooks are its extensions' handlers.
     PolicyHooks,
+    /// A registered tool reaches (`#[pi_tool(reaches = [...])]`) a tool the session does
+    /// not have.
+    MissingReach(pi_tool_core::pack::MissingReach),
 }
 
 impl fmt::Display for SessionError {
@@ -181,6 +184,7 @@ impl fmt::Display for SessionError {
             SessionError::PolicyHooks => f.write_str(
                 "a session's before_tool_call and after_tool_call are its extensions' tool_call and tool_result handlers: register an Extension instead of giving the run policy hooks",
             ),
+            SessionError::MissingReach(e) => e.fmt(f),
         }
     }
 }

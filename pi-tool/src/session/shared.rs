@@ -249,6 +249,10 @@ impl Shared {
         let extension_and_custom: Vec<String> =
             sources.iter().map(|t| t.name().to_owned()).collect();
         let registry = build_registry(&self.builtins, sources, &self.filter);
+        // A reach to a tool this session does not have is a mistake of the mount, not of
+        // a run: it fails here, naming both tools.
+        pi_tool_core::pack::check_reaches(registry.iter().map(|t| t.definition.spec()))
+            .map_err(SessionError::MissingReach)?;
         let active = next_active(
             &registry,
             &self.filter,
