@@ -90,7 +90,7 @@ pub(crate) fn trace_unknown_tool(
 mod tests {
     use super::*;
     use pi_tool_core::schema::ToolSchema;
-    use pi_tool_core::{AbortController, ToolSpec, async_trait, json};
+    use pi_tool_core::{AbortController, ToolInvocation, ToolSpec, async_trait, json};
 
     /// A call under the default policy, as a server without `with_policy` runs it.
     async fn run_call(
