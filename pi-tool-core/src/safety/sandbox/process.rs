@@ -131,13 +131,24 @@ struct PrivateDir(PathBuf);
 impl PrivateDir {
     fn create() -> io::Result<Self> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let base = std::fs::canonicalize(std::env::temp_dir())?;
-        let dir = base.join(format!("pi-sandbox-{}-{n}", std::process::id()));
         let mut builder = std::fs::DirBuilder::new();
         #[cfg(unix)]
         std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-        builder.create(&dir)?;
+        // A directory of that name left by an earlier process with our pid (one that
+        // crashed) is skipped, not reused: it is not ours to empty.
+        let mut attempts = 0;
+        let dir = loop {
+            let n = NEXT.fetch_add(1, Ordering::Relaxed);
+            let dir = base.join(format!("pi-sandbox-{}-{n}", std::process::id()));
+            match builder.create(&dir) {
+                Ok(()) => break dir,
+                Err(error) if error.kind() == io::ErrorKind::AlreadyExists && attempts < 64 => {
+                    attempts += 1;
+                }
+                Err(error) => return Err(error),
+            }
+        };
         let private = PrivateDir(dir);
         builder.create(private.0.join("tmp"))?;
         builder.create(private.0.join("home"))?;
