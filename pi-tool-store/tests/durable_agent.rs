@@ -22,6 +22,7 @@ use pi_tool::durable::{
 };
 use pi_tool::model::{AssistantContent, Message};
 use pi_tool::safety::Redactor;
+use pi_tool::session::{AgentSession, FnExtension, SessionEvent};
 use pi_tool::testing::{FauxModel, FauxTurn};
 use pi_tool::{
     CallPolicy, IntoAgentTool, ToolError, ToolExecutionMode, async_trait, json, pi_tool,
@@ -618,7 +619,108 @@ async fn a_run_that_needs_no_approval_never_reaches_the_store(url: String) {
     );
 }
 
+fn session(
+    turns: Vec<FauxTurn>,
+    policy: ApprovalPolicy,
+    store: Option<Arc<dyn DurableStore>>,
+) -> AgentSession {
+    let tools = vec![Transfer.into_agent_tool(), Balance.into_agent_tool()];
+    let policy = policy.tools(&tools);
+    let mut builder = AgentSession::builder(Arc::new(FauxModel::new(turns)))
+        .model(FauxModel::model())
+        .ui(Arc::new(Yes))
+        .extension(FnExtension::new("approval", move |api| {
+            api.on_tool_call(policy.clone())
+        }));
+    for tool in tools {
+        builder = builder.agent_tool(tool);
+    }
+    if let Some(store) = store {
+        builder = builder.durable(DurableRuns::new(store));
+    }
+    builder.build().unwrap()
+}
+
+fn session_events(session: &AgentSession) -> Arc<Mutex<Vec<String>>> {
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = events.clone();
+    session.subscribe(move |event| {
+        if let SessionEvent::Agent(event) = event {
+            let json = normalized(serde_json::to_value(event).unwrap());
+            sink.lock().unwrap().push(json.to_string());
+        }
+    });
+    events
+}
+
+async fn a_session_suspends_and_resumes_like_it_waits_in_memory(url: String) {
+    let backend = Backend::open(&url).await;
+    let to = unique("session");
+    // The session's handler asks its UI in memory, and defers with a store.
+    let script = |to: &str| calls(to, json!({}));
+    let memory = session(
+        vec![script(&to), FauxTurn::text("done")],
+        ApprovalPolicy::new(),
+        None,
+    );
+    let memory_events = session_events(&memory);
+    memory.prompt("go").await.unwrap();
+
+    let run = unique("session-run");
+    let first = session(
+        vec![script(&to)],
+        ApprovalPolicy::new().defer(),
+        Some(backend.store()),
+    );
+    let first_events = session_events(&first);
+    let s = match first.run(&run, "go").await.unwrap() {
+        RunOutcome::Suspended(s) => s,
+        other => panic!("{other:?}"),
+    };
+    approve(&*backend.store(), &s).await;
+    let other = Backend::open(&url).await;
+    let second = session(
+        vec![FauxTurn::text("done")],
+        ApprovalPolicy::new().defer(),
+        Some(other.store()),
+    );
+    let second_events = session_events(&second);
+    let outcome = second.resume_run(&run).await.unwrap();
+    assert_eq!(
+        outcome,
+        RunOutcome::Finished {
+            run_id: run.clone()
+        }
+    );
+
+    let mut resumed = first_events.lock().unwrap().clone();
+    resumed.extend(second_events.lock().unwrap().iter().cloned());
+    let mut memory_events: Vec<Value> = memory_events
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|e| serde_json::from_str(e).unwrap())
+        .collect();
+    let mut resumed: Vec<Value> = resumed
+        .iter()
+        .map(|e| serde_json::from_str(e).unwrap())
+        .collect();
+    sort_ends(&mut memory_events);
+    sort_ends(&mut resumed);
+    assert_eq!(memory_events, resumed);
+    let transcript = |s: &AgentSession| -> Vec<Value> {
+        s.transcript()
+            .messages()
+            .iter()
+            .map(|m| normalized(serde_json::to_value(m).unwrap()))
+            .collect()
+    };
+    assert_eq!(transcript(&memory), transcript(&second));
+    assert_eq!(started(&to), 2, "once in memory, once resumed");
+}
+
 on_both_backends!(
+    a_session_suspends_and_resumes_like_it_waits_in_memory,
     a_run_that_needs_no_approval_never_reaches_the_store,
     suspended_and_resumed_matches_waiting_in_memory,
     an_approval_runs_its_call_once_and_bad_decisions_are_refused,

@@ -16,7 +16,7 @@ use super::hooks::{SessionForwarder, SessionHooks};
 use super::prompt::{PromptTemplate, SystemPrompt};
 use super::registry::{NoTools, RegisteredTool, ToolFilter, ToolSource};
 use super::shared::{Shared, SharedParts, lock};
-use crate::agent::{Agent, AgentOptions, RunPolicy};
+use crate::agent::{Agent, AgentOptions, DurableRuns, RunPolicy};
 use crate::context::{ExtensionUi, Mode};
 use crate::model::{Model, StreamFn, StreamOptions};
 use crate::pack::{ToolOwner, ToolPack};
@@ -43,6 +43,7 @@ impl AgentSession {
             ui: None,
             policy: RunPolicy::default(),
             stream_options: StreamOptions::default(),
+            durable: None,
         }
     }
 }
@@ -67,6 +68,7 @@ pub struct AgentSessionBuilder {
     /// `tool_result` handlers).
     policy: RunPolicy,
     stream_options: StreamOptions,
+    durable: Option<DurableRuns>,
 }
 
 impl AgentSessionBuilder {
@@ -245,6 +247,16 @@ impl AgentSessionBuilder {
         self
     }
 
+    /// Runs started with [`AgentSession::run`] suspend into this store when a call waits
+    /// for a decision (a `tool_call` handler answering `Ask`, such as
+    /// [`ApprovalPolicy::defer`](crate::agent::ApprovalPolicy::defer)), and
+    /// [`AgentSession::resume_run`] takes them up (docs/durable-runs.md).
+    #[must_use]
+    pub fn durable(mut self, runs: DurableRuns) -> Self {
+        self.durable = Some(runs);
+        self
+    }
+
     /// Loads the extensions and builds the registry, active tools and prompt.
     pub fn build(self) -> Result<AgentSession, SessionError> {
         if self.policy.before_tool_call.is_some() || self.policy.after_tool_call.is_some() {
@@ -292,17 +304,25 @@ impl AgentSessionBuilder {
             prompt: self.prompt,
             owners: owners.clone(),
         };
-        let (stream_fn, model, policy, stream_options) =
-            (self.stream_fn, self.model, self.policy, self.stream_options);
+        let (stream_fn, model, policy, stream_options, durable) = (
+            self.stream_fn,
+            self.model,
+            self.policy,
+            self.stream_options,
+            self.durable,
+        );
         let shared = Arc::new_cyclic(|weak| {
             let hooks = Arc::new(SessionHooks(weak.clone()));
-            let options = AgentOptions::new(stream_fn)
+            let mut options = AgentOptions::new(stream_fn)
                 .model(model)
                 .policy(policy)
                 .stream_options(stream_options)
                 .before_tool_call(hooks.clone())
                 .after_tool_call(hooks.clone())
                 .prepare_next_turn(hooks);
+            if let Some(durable) = durable {
+                options = options.durable(durable);
+            }
             Shared::new(Agent::new(options), parts)
         });
         shared

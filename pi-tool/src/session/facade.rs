@@ -16,8 +16,9 @@ use super::event::{ActiveToolsChange, SessionEvent, SubscriptionId};
 use super::registry::RegisteredTool;
 use super::shared::{Shared, lock};
 use super::store::Transcript;
-use crate::agent::Agent;
+use crate::agent::{Agent, RunOutcome};
 use crate::context::{ExtensionContext, ExtensionUi, Mode};
+use crate::model::Message;
 use pi_tool_core::AgentTool;
 
 /// A session: an agent, its tools and extensions, a system prompt and a transcript
@@ -55,6 +56,44 @@ impl AgentSession {
             .prompt(text)
             .await
             .map_err(SessionError::Agent)
+    }
+
+    /// Prompts with a text as the durable run `run_id`
+    /// ([`Agent::run`](crate::agent::Agent::run)): with a store
+    /// ([`AgentSessionBuilder::durable`](super::AgentSessionBuilder::durable)), a call
+    /// that waits for a decision suspends the run into it.
+    pub async fn run(
+        &self,
+        run_id: &str,
+        text: impl Into<String>,
+    ) -> Result<RunOutcome, SessionError> {
+        self.live()?
+            .agent
+            .run(run_id, vec![Message::user_text(text)])
+            .await
+            .map_err(SessionError::Agent)
+    }
+
+    /// Takes up the suspended run `run_id` from the store
+    /// ([`Agent::resume_run`](crate::agent::Agent::resume_run)). A fresh session's
+    /// transcript starts with the messages the run had before it suspended.
+    pub async fn resume_run(&self, run_id: &str) -> Result<RunOutcome, SessionError> {
+        let shared = self.live()?;
+        let before = shared.store.len();
+        let outcome = shared
+            .agent
+            .resume_run(run_id)
+            .await
+            .map_err(SessionError::Agent)?;
+        if before == 0 {
+            // The events of the resumed run reached the transcript; the messages the run
+            // had before it suspended are the agent's, ahead of them.
+            let messages = shared.agent.messages();
+            let added = shared.store.len();
+            let earlier = messages.len().saturating_sub(added);
+            shared.store.prepend(messages.into_iter().take(earlier));
+        }
+        Ok(outcome)
     }
 
     /// `Err` when the last run ended with a failed model call

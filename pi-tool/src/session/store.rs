@@ -43,6 +43,14 @@ impl Transcript {
         self.lock().push(message);
     }
 
+    /// Puts `messages` ahead of the others (a resumed run's earlier messages).
+    pub(crate) fn prepend(&self, messages: impl IntoIterator<Item = Message>) {
+        let mut entries = self.lock();
+        let rest = std::mem::take(&mut *entries);
+        entries.extend(messages);
+        entries.extend(rest);
+    }
+
     /// A copy of the transcript, in order.
     pub fn messages(&self) -> Vec<Message> {
         self.lock().clone()
