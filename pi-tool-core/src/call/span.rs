@@ -5,7 +5,9 @@
 //! turn, in the agent loop; a root, in the MCP server). Fields:
 //! `gen_ai.operation.name = "execute_tool"`, `gen_ai.tool.name`, `gen_ai.tool.call.id`,
 //! `gen_ai.tool.type = "function"`; on failure `error.type` (a [`CallFailure`]) and
-//! `otel.status_code = "ERROR"`; a DEBUG event `tool progress` per update.
+//! `otel.status_code = "ERROR"`; a DEBUG event `tool progress` per update. A call of a
+//! durable run that needs approval also records `pi_tool.approval.digest` and
+//! `pi_tool.approval.decision` (see [`CallSpan::record_approval`]).
 //!
 //! **Content is off by default.** Arguments and results can carry whatever the user and
 //! the tools handle, and traces go to other systems. [`CallPolicy::trace_content`] turns
@@ -89,6 +91,8 @@ impl CallSpan {
             "gen_ai.tool.call.arguments" = Empty,
             "gen_ai.tool.call.result" = Empty,
             "error.type" = Empty,
+            "pi_tool.approval.digest" = Empty,
+            "pi_tool.approval.decision" = Empty,
         );
         CallSpan { span }
     }
@@ -191,6 +195,17 @@ impl CallSpan {
             };
             self.span.record("gen_ai.tool.call.result", &*message);
         }
+    }
+
+    /// Records the approval of a call: the digest the decision names and what became of
+    /// it (`pending` when the run suspends, then `approve`, `deny`, `expired`, or
+    /// `changed` when what would run no longer matches the digest).
+    pub fn record_approval(&self, digest: &str, decision: &str) {
+        if self.span.is_disabled() {
+            return;
+        }
+        self.span.record("pi_tool.approval.digest", digest);
+        self.span.record("pi_tool.approval.decision", decision);
     }
 
     fn mark_failed(&self, failure: CallFailure) {

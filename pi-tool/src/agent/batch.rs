@@ -681,7 +681,7 @@ impl<'a> Batch<'a> {
                 .call
                 .span(&call.name, &call.id, &call.arguments);
             let resumed_call = match &mut resumed {
-                Some(resumed) => resumed.entry(index, call, self.context),
+                Some(resumed) => resumed.entry(index, call, self.context, &span),
                 None => None,
             };
             let preparation = match resumed_call {
@@ -727,9 +727,10 @@ impl<'a> Batch<'a> {
                     request,
                 } => {
                     return BatchOutcome::suspended(SuspendedBatch::new(
+                        self.config.durable.as_deref(),
                         true,
                         saved,
-                        call,
+                        (call, &span),
                         tool,
                         args.into_owned(),
                         request,
@@ -851,7 +852,7 @@ impl<'a> Batch<'a> {
                 .call
                 .span(&call.name, &call.id, &call.arguments);
             let resumed_call = match &mut resumed {
-                Some(resumed) => resumed.entry(index, call, self.context),
+                Some(resumed) => resumed.entry(index, call, self.context, &span),
                 None => None,
             };
             let preparation = match resumed_call {
@@ -902,9 +903,10 @@ impl<'a> Batch<'a> {
                     request,
                 } => {
                     return BatchOutcome::suspended(SuspendedBatch::new(
+                        self.config.durable.as_deref(),
                         false,
                         saved,
-                        call,
+                        (call, &span),
                         tool,
                         args.into_owned(),
                         request,

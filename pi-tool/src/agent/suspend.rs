@@ -34,7 +34,7 @@ use crate::durable::{
     StoreError, Verdict, approval_digest, canonicalize, now_ms, sha256_hex,
 };
 use crate::model::{Context, Message, ToolCall, ToolResultMessage};
-use pi_tool_core::{AgentTool, CallFailure, JsonToolResult, ToolErrorKind};
+use pi_tool_core::{AgentTool, CallFailure, CallSpan, JsonToolResult, ToolErrorKind};
 
 /// How long a question stands when neither the request nor the policy says.
 pub const DEFAULT_APPROVAL_TTL: Duration = Duration::from_secs(24 * 60 * 60);
@@ -194,24 +194,31 @@ pub(crate) struct SuspendedBatch {
     call_id: String,
     tool: Arc<dyn AgentTool>,
     args: Value,
+    digest: String,
     request: ApprovalRequest,
 }
 
 impl SuspendedBatch {
+    /// The batch stops at `call`, whose digest goes into its span as `pending`.
     pub(super) fn new(
+        durable: Option<&RunDurability>,
         sequential: bool,
         saved: Vec<Saving>,
-        call: &ToolCall,
+        (call, span): (&ToolCall, &CallSpan),
         tool: Arc<dyn AgentTool>,
         args: Value,
         request: ApprovalRequest,
     ) -> Self {
+        let run_id = durable.map_or("", |d| d.run_id.as_str());
+        let digest = approval_digest(&*tool, run_id, &call.id, &args);
+        span.record_approval(&digest, "pending");
         SuspendedBatch {
             sequential,
             saved,
             call_id: call.id.to_string(),
             tool,
             args,
+            digest,
             request,
         }
     }
@@ -258,12 +265,14 @@ fn changed(tool: &str) -> String {
 
 impl ResumeBatch {
     /// What call `index` of the resumed batch does, or `None` for a call the suspension
-    /// did not reach (it is prepared as usual).
+    /// did not reach (it is prepared as usual). The approval's digest and decision go
+    /// into the call's `span`.
     pub(super) fn entry(
         &mut self,
         index: usize,
         call: &ToolCall,
         context: &Context,
+        span: &CallSpan,
     ) -> Option<Resumed> {
         let saved = self.calls.get(index)?;
         if saved.call() != &*call.id {
@@ -297,6 +306,7 @@ impl ResumeBatch {
                     return Some(refused(changed(&call.name)));
                 }
                 if let Some(approval) = approval {
+                    span.record_approval(approval, "approve");
                     self.approved.insert(call.id.to_string(), approval.clone());
                 }
                 Resumed::Run {
@@ -311,10 +321,17 @@ impl ResumeBatch {
                 let Some(row) = self.approvals.get(&*call.id) else {
                     return Some(refused(MISMATCHED_STATE.to_owned()));
                 };
+                let decision = match &row.decision {
+                    None => "expired",
+                    Some(d) if d.verdict == Verdict::Approve => "approve",
+                    Some(_) => "deny",
+                };
+                span.record_approval(&row.approval.digest, decision);
                 match &row.decision {
                     Some(decision) if decision.verdict == Verdict::Approve => {
                         let now = approval_digest(&*tool, &self.run_id, &call.id, args);
                         if now != row.approval.digest || *digest != row.approval.digest {
+                            span.record_approval(&row.approval.digest, "changed");
                             return Some(refused(changed(&call.name)));
                         }
                         self.approved.insert(call.id.to_string(), now);
@@ -575,7 +592,7 @@ impl RunDurability {
                 },
             });
         }
-        let digest = approval_digest(&*batch.tool, &self.run_id, &batch.call_id, &batch.args);
+        let digest = batch.digest;
         let tool = batch.tool.name().to_owned();
         let arguments = redacted(&batch.args, policy);
         calls.push(SavedCall::Asked {
