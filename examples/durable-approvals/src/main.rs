@@ -186,7 +186,7 @@ fn agent(
             .tools(vec![ledger.transfer_tool().into_agent_tool()])
             .before_tool_call(Arc::new(policy))
             // A process killed mid-call holds its run this long.
-            .durable(DurableRuns::new(store).lease(Duration::from_secs(2))),
+            .durable(DurableRuns::new(store).lease(Duration::from_secs(5))),
     ))
 }
 

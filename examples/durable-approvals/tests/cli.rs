@@ -239,12 +239,16 @@ async fn killed_while_the_call_runs_it_never_runs_again(cli: Cli) {
         );
         std::thread::sleep(Duration::from_millis(10));
     }
+    // The claim came before the ledger line: its lease ends within 5 s of now.
+    let seen = start.elapsed();
     // SIGKILL: no destructor, no rollback, nothing written after this point.
     child.kill().unwrap();
     child.wait().unwrap();
-    // While its lease (2 s) runs, the run is taken.
+    // While its lease (5 s, from the claim) runs, the run is taken.
     assert!(cli.refused(&["resume", "k1"]).contains("taken"));
-    std::thread::sleep(Duration::from_millis(2100));
+    while start.elapsed() < seen + Duration::from_millis(5200) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let done = cli.json(&["resume", "k1"]);
     assert_eq!(done["status"], "finished", "{done}");
     let text = done["final"].as_str().unwrap();
