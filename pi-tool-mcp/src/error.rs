@@ -14,6 +14,9 @@ pub enum ServeError {
     Accept(String),
     /// The server's settings are not valid (an allowed host or origin that is not one).
     Config(String),
+    /// A served tool reaches (`#[pi_tool(reaches = [...])]`) a tool the server does not
+    /// serve: serving refuses to start, naming both.
+    MissingReach(pi_tool_core::pack::MissingReach),
 }
 
 impl fmt::Display for ServeError {
@@ -23,6 +26,7 @@ impl fmt::Display for ServeError {
             ServeError::Service(error) => write!(f, "MCP service task failed: {error}"),
             ServeError::Accept(error) => write!(f, "cannot accept a connection: {error}"),
             ServeError::Config(error) => write!(f, "invalid server settings: {error}"),
+            ServeError::MissingReach(error) => error.fmt(f),
         }
     }
 }

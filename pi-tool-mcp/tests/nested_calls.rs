@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use pi_tool::context::ExtensionContext;
 use pi_tool::safety::Redactor;
-use pi_tool::{CallPolicy, ToolError, Value, json, pi_tool};
-use pi_tool_mcp::{PackServer, REACHES_META_KEY};
+use pi_tool::{CallPolicy, IntoAgentTool, ToolError, Value, json, pi_tool};
+use pi_tool_mcp::{PackServer, REACHES_META_KEY, ServeError};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, WriteHalf};
 use tracing_support::Recorder;
 
@@ -175,4 +175,56 @@ async fn the_reach_is_listed_and_the_server_s_limits_refuse_past_them() {
     let lines: Vec<&str> = lines.split("\n@@\n").collect();
     assert_eq!(lines[0], "ok: noted: hi");
     assert!(lines[1].contains("at most 1 nested tool calls"), "{answer}");
+}
+
+/// A tool of its own, for a pack without `echo_note`.
+#[pi_tool(name = "other")]
+async fn other() -> Result<String, ToolError> {
+    Ok("other".to_owned())
+}
+
+const MISSING: &str = "the tool `relay_note` reaches `echo_note`, which this host does not have: add `echo_note` to the host's tools, or remove it from `relay_note`'s `reaches`";
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_reach_to_a_tool_the_server_does_not_serve_refuses_to_serve() {
+    let recorder = Recorder::default();
+    let _guard = recorder.install();
+    let server = PackServer::new(pi_tool::tool_pack![RelayNote, Other]);
+    let refused = |result: Result<(), ServeError>| match result {
+        Err(error @ ServeError::MissingReach(_)) => assert_eq!(error.to_string(), MISSING),
+        other => panic!("served a reach to a missing tool: {other:?}"),
+    };
+    refused(server.check_reaches());
+    // Before anything is read: the client's end stays open and silent, and serving
+    // still returns at once.
+    let (_client, server_end) = tokio::io::duplex(1024);
+    let (read, write) = tokio::io::split(server_end);
+    let served = tokio::time::timeout(Duration::from_secs(5), server.clone().serve_io(read, write))
+        .await
+        .expect("serve_io refuses without waiting for the client");
+    refused(served);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let served = tokio::time::timeout(Duration::from_secs(5), server.serve_http(listener))
+        .await
+        .expect("serve_http refuses without accepting");
+    refused(served);
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn served_tools_refuse_a_reach_to_a_tool_that_is_not_served() {
+    let recorder = Recorder::default();
+    let _guard = recorder.install();
+    let server = PackServer::new(pi_tool::tool_pack![Other]);
+    let served = server.served_tools();
+    match served.add(RelayNote.into_agent_tool()) {
+        Err(error @ ServeError::MissingReach(_)) => assert_eq!(error.to_string(), MISSING),
+        other => panic!("added a reach to a missing tool: {other:?}"),
+    }
+    assert_eq!(served.names(), ["other"], "a refused add changes nothing");
+    served.add(EchoNote.into_agent_tool()).unwrap();
+    served.add(RelayNote.into_agent_tool()).unwrap();
+    server.check_reaches().unwrap();
+    let mut wire = start(server).await;
+    let answer = wire.call(1, "relay_note", json!({ "note": "hi" })).await;
+    assert!(text(&answer).starts_with("ok: noted: hi"), "{answer}");
 }

@@ -11,7 +11,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use pi_tool::agent::{
-    AfterToolCall, AfterToolCallContext, AfterToolCallResult, Agent, AgentEvent, AgentOptions,
+    AfterToolCall, AfterToolCallContext, AfterToolCallResult, Agent, AgentError, AgentEvent,
+    AgentOptions,
     ApprovalPolicy, ApprovalRequest, BeforeToolCall, BeforeToolCallContext, BeforeToolCallResult,
     RunPolicy,
 };
@@ -579,7 +580,7 @@ async fn a_nested_call_s_result_is_budgeted() {
 #[tokio::test]
 async fn a_call_outside_the_reach_is_refused() {
     let results = run(
-        vec![relay(&["read"]), echo()],
+        vec![relay(&["read"]), echo(), echo_named("read")],
         vec![relay_call("call_1", "echo", json!({"text": "hi"}))],
         RunPolicy::new(),
     )
@@ -840,4 +841,42 @@ fn a_session_refuses_a_reach_to_a_tool_it_does_not_have() {
         error.to_string(),
         "the tool `relay` reaches `grep`, which this host does not have: add `grep` to the host's tools, or remove it from `relay`'s `reaches`"
     );
+}
+
+#[tokio::test]
+async fn an_agent_refuses_to_run_a_reach_to_a_tool_it_does_not_have() {
+    let agent = agent(
+        vec![relay(&["echo", "grep"]), echo()],
+        vec![
+            FauxTurn::new(vec![relay_call("call_1", "grep", json!({}))]),
+            FauxTurn::text("done"),
+        ],
+        RunPolicy::new(),
+    );
+    let events = Arc::new(AtomicUsize::new(0));
+    let seen = events.clone();
+    agent.subscribe(move |_| {
+        seen.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    });
+    let refusal = "the tool `relay` reaches `grep`, which this host does not have: add `grep` to the host's tools, or remove it from `relay`'s `reaches`";
+    let attempts = [
+        agent.prompt("go").await,
+        agent.run("run_1", vec![Message::user_text("go")]).await.map(drop),
+    ];
+    for attempt in attempts {
+        match attempt {
+            Err(error @ AgentError::MissingReach(_)) => assert_eq!(error.to_string(), refusal),
+            other => panic!("the run started with a reach to a missing tool: {other:?}"),
+        }
+    }
+    // Refused before anything started: no event, no message, and the agent is idle.
+    assert_eq!(events.load(Ordering::SeqCst), 0);
+    assert!(agent.messages().is_empty());
+    assert!(!agent.is_streaming());
+
+    // Mounting the reached tool is all it takes.
+    agent.set_tools(vec![relay(&["echo", "grep"]), echo(), echo_named("grep")]);
+    agent.prompt("go").await.unwrap();
+    assert_eq!(results(&agent.messages()), [("ok: bottom".to_owned(), false)]);
 }

@@ -349,6 +349,16 @@ impl PackServer {
         ServedTools(self.served.clone())
     }
 
+    /// Checks that every tool a served tool reaches (`#[pi_tool(reaches = [...])]`) is
+    /// served too: [`ServeError::MissingReach`], naming both, for the first that is not.
+    /// [`serve_io`](Self::serve_io), [`serve_stdio`](Self::serve_stdio) and
+    /// [`serve_http`](Self::serve_http) check this before they serve; a host that serves
+    /// the server through another rmcp transport calls it first. Without it, the nested
+    /// call would fail at call time with `Tool x not found`.
+    pub fn check_reaches(&self) -> Result<(), ServeError> {
+        self.served.check_reaches()
+    }
+
     /// What the `mcp` schema profile reported while listing the tools, one line each
     /// (`tool "x": error: …` means hosts that check schemas will reject that tool;
     /// warnings name what the listed schema approximates). Empty for portable tools.

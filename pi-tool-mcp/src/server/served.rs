@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
-use pi_tool_core::pack::check_tool_name;
+use pi_tool_core::pack::{check_reaches, check_tool_name};
 use pi_tool_core::{AgentTool, TaskSupport};
 use rmcp::model::Tool;
 use rmcp::service::{Peer, RoleServer};
@@ -79,6 +79,11 @@ impl Served {
             .map(|entry| entry.tool.clone())
     }
 
+    /// Whether every tool a served tool reaches is served.
+    pub(crate) fn check_reaches(&self) -> Result<(), ServeError> {
+        check_list_reaches(&self.entries())
+    }
+
     /// Whether the list may change (the handle was taken): `tools.listChanged`.
     pub(crate) fn may_change(&self) -> bool {
         self.taken.load(Ordering::Acquire)
@@ -133,6 +138,10 @@ impl Served {
     }
 }
 
+fn check_list_reaches(list: &[Entry]) -> Result<(), ServeError> {
+    check_reaches(list.iter().map(|entry| entry.tool.spec())).map_err(ServeError::MissingReach)
+}
+
 /// A handle on the tools a [`PackServer`](crate::PackServer) serves, from
 /// [`PackServer::served_tools`](crate::PackServer::served_tools): add, remove or replace
 /// tools while the server serves. Every client session sees the new list at once, and
@@ -167,7 +176,8 @@ impl ServedTools {
     }
 
     /// Serves `tool` too, after the others. A name that breaks pi-tool's rule, or that
-    /// a served tool has, is [`ServeError::Config`] and changes nothing.
+    /// a served tool has, is [`ServeError::Config`], and a reach to a tool that is not
+    /// served [`ServeError::MissingReach`]; either changes nothing.
     pub fn add(&self, tool: Arc<dyn AgentTool>) -> Result<(), ServeError> {
         let name = tool.name().to_owned();
         check_tool_name(&name).map_err(|error| ServeError::Config(error.to_string()))?;
@@ -180,13 +190,15 @@ impl ServedTools {
                     )));
                 }
                 list.push(entry);
+                check_list_reaches(list)?;
                 Ok(true)
             })
             .map(drop)
     }
 
     /// Serves `tool` in place of the served tool of the same name, at its position. No
-    /// such tool is [`ServeError::Config`] and changes nothing.
+    /// such tool is [`ServeError::Config`], and a reach to a tool that is not served
+    /// [`ServeError::MissingReach`]; either changes nothing.
     pub fn replace(&self, tool: Arc<dyn AgentTool>) -> Result<(), ServeError> {
         let name = tool.name().to_owned();
         let entry = Entry::new((self.0.wrap)(tool), self.0.declared());
@@ -198,13 +210,15 @@ impl ServedTools {
                     )));
                 };
                 *slot = entry;
+                check_list_reaches(list)?;
                 Ok(true)
             })
             .map(drop)
     }
 
     /// Stops serving the tool `name`; `false` (and no notification) when none is served.
-    /// Calls already running end as they would.
+    /// Calls already running end as they would. A served tool that reaches `name` stays
+    /// served; its nested calls of `name` then fail with `Tool name not found`.
     pub fn remove(&self, name: &str) -> bool {
         self.0
             .change(|list| {

@@ -225,6 +225,10 @@ pub enum AgentError {
     /// The store refused or failed (a run taken by another process, an unknown run, a
     /// state it cannot read, a database error).
     Store(crate::durable::StoreError),
+    /// A tool of the agent reaches (`#[pi_tool(reaches = [...])]`) a tool the agent does
+    /// not have: the run refuses to start, naming both, instead of the nested call
+    /// failing with `Tool x not found` in the middle of the run.
+    MissingReach(pi_tool_core::pack::MissingReach),
 }
 
 impl std::fmt::Display for AgentError {
@@ -237,6 +241,7 @@ impl std::fmt::Display for AgentError {
             AgentError::NoMessages => f.write_str("No messages to continue from"),
             AgentError::NoStore => f.write_str("This agent has no store for durable runs"),
             AgentError::Store(e) => e.fmt(f),
+            AgentError::MissingReach(e) => e.fmt(f),
         }
     }
 }

@@ -62,6 +62,10 @@ pub(super) struct Inner {
     follow_up: Arc<Mutex<Queue>>,
     active: Arc<Mutex<Option<AbortController>>>,
     idle: tokio::sync::Notify,
+    /// Whether a run checks that every tool its tools reach is among them. A session's
+    /// agent does not: the session checks its whole registry when it is built, and its
+    /// agent holds only the active tools.
+    check_reaches: bool,
 }
 
 pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -105,7 +109,22 @@ fn warn_duplicates(tools: &[Arc<dyn AgentTool>]) {
 
 impl Agent {
     /// An agent with these options.
+    ///
+    /// Its tools' reaches (`#[pi_tool(reaches = [...])]`) are checked when a run starts,
+    /// as the tools can still change ([`set_tools`](Self::set_tools)): a tool reaching a
+    /// tool the agent does not have makes [`prompt`](Self::prompt), [`run`](Self::run),
+    /// [`resume`](Self::resume) and [`resume_run`](Self::resume_run) return
+    /// [`AgentError::MissingReach`] before anything starts.
     pub fn new(options: AgentOptions) -> Self {
+        Self::build(options, true)
+    }
+
+    /// A session's agent: the session checks reaches over its registry.
+    pub(crate) fn for_session(options: AgentOptions) -> Self {
+        Self::build(options, false)
+    }
+
+    fn build(options: AgentOptions, check_reaches: bool) -> Self {
         warn_duplicates(&options.initial_state.tools);
         let mut state = options.initial_state.clone();
         state.is_streaming = false;
@@ -127,6 +146,7 @@ impl Agent {
                 options,
                 active: Arc::new(Mutex::new(None)),
                 idle: tokio::sync::Notify::new(),
+                check_reaches,
             }),
         }
     }
@@ -458,6 +478,15 @@ impl Agent {
     }
 
     fn begin(&self) -> Result<(AbortSignal, crate::model::Context, LoopConfig), AgentError> {
+        if self.inner.check_reaches {
+            // A reach to a tool the agent lacks is a mistake of the mount: refused before
+            // the run starts, naming both tools, rather than as `Tool x not found` at the
+            // first nested call. Tools a `prepare_next_turn` hook swaps in mid-run are the
+            // hook's to get right.
+            let state = lock(&self.inner.state);
+            pi_tool_core::pack::check_reaches(state.tools.iter().map(|tool| tool.spec()))
+                .map_err(AgentError::MissingReach)?;
+        }
         let controller = AbortController::new();
         {
             let mut active = lock(&self.inner.active);

@@ -323,7 +323,7 @@ impl AgentSessionBuilder {
             if let Some(durable) = durable {
                 options = options.durable(durable);
             }
-            Shared::new(Agent::new(options), parts)
+            Shared::new(Agent::for_session(options), parts)
         });
         shared
             .agent

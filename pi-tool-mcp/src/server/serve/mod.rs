@@ -22,6 +22,8 @@ pub(crate) mod io;
 impl PackServer {
     /// Serves on standard input and output until the client closes the connection.
     /// Standard output carries only protocol messages; write logs to standard error.
+    /// A served tool that reaches a tool the server does not serve is
+    /// [`ServeError::MissingReach`], before anything is read (as for every transport).
     ///
     /// Every request gets exactly one answer, malformed ones included: see
     /// [`serve_io`](Self::serve_io).
@@ -45,6 +47,7 @@ impl PackServer {
         R: tokio::io::AsyncRead + Unpin + Send + 'static,
         W: tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
+        self.check_reaches()?;
         let limit = self.max_message_bytes;
         let pending = self.max_pending_requests;
         serve_framed(self, read, write, limit, pending).await
@@ -100,6 +103,7 @@ impl PackServer {
         use rmcp::transport::streamable_http_server::{
             StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
         };
+        self.check_reaches()?;
         let limit = self.max_message_bytes;
         let stateless = self.stateless_http;
         let limits = self.http_limits.clone();
