@@ -78,14 +78,16 @@
 //!    server runs them in one [`CallPolicy::call`].
 //!
 //! Around them: [`pack`] ships tools as crates with unique names, [`safety`] has the
-//! helpers for paths, commands, result budgets and secrets, and [`model::Model`] is the
-//! descriptor a tool reads as Pi's `ctx.model`.
+//! helpers for paths, commands, result budgets and secrets, [`concurrency`] is the
+//! scheduler of weighted concurrency classes every host shares, and [`model::Model`] is
+//! the descriptor a tool reads as Pi's `ctx.model`.
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod abort;
 pub mod bounds;
 mod call;
+pub mod concurrency;
 mod content;
 pub mod context;
 mod details;

@@ -12,9 +12,8 @@ use std::time::Duration;
 
 use pi_tool::agent::{
     AfterToolCall, AfterToolCallContext, AfterToolCallResult, Agent, AgentError, AgentEvent,
-    AgentOptions,
-    ApprovalPolicy, ApprovalRequest, BeforeToolCall, BeforeToolCallContext, BeforeToolCallResult,
-    RunPolicy,
+    AgentOptions, ApprovalPolicy, ApprovalRequest, BeforeToolCall, BeforeToolCallContext,
+    BeforeToolCallResult, RunPolicy,
 };
 use pi_tool::context::ExtensionContext;
 use pi_tool::model::{AssistantContent, Message};
@@ -855,14 +854,17 @@ async fn an_agent_refuses_to_run_a_reach_to_a_tool_it_does_not_have() {
     );
     let events = Arc::new(AtomicUsize::new(0));
     let seen = events.clone();
-    agent.subscribe(move |_| {
+    agent.subscribe(move |_, _| {
         seen.fetch_add(1, Ordering::SeqCst);
         Ok(())
     });
     let refusal = "the tool `relay` reaches `grep`, which this host does not have: add `grep` to the host's tools, or remove it from `relay`'s `reaches`";
     let attempts = [
         agent.prompt("go").await,
-        agent.run("run_1", vec![Message::user_text("go")]).await.map(drop),
+        agent
+            .run("run_1", vec![Message::user_text("go")])
+            .await
+            .map(drop),
     ];
     for attempt in attempts {
         match attempt {
@@ -878,5 +880,8 @@ async fn an_agent_refuses_to_run_a_reach_to_a_tool_it_does_not_have() {
     // Mounting the reached tool is all it takes.
     agent.set_tools(vec![relay(&["echo", "grep"]), echo(), echo_named("grep")]);
     agent.prompt("go").await.unwrap();
-    assert_eq!(results(&agent.messages()), [("ok: bottom".to_owned(), false)]);
+    assert_eq!(
+        results(&agent.messages()),
+        [("ok: bottom".to_owned(), false)]
+    );
 }

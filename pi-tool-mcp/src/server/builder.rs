@@ -4,11 +4,11 @@
 use std::num::NonZeroUsize;
 use std::sync::Arc;
 
+use pi_tool_core::concurrency::{ConcurrencyLimits, Scheduler};
 use pi_tool_core::context::ExtensionContext;
 use pi_tool_core::pack::ToolPack;
 use pi_tool_core::{CallPolicy, TaskSupport, wrap_tool_definition};
 use rmcp::model::{CacheScope, Implementation, RequestStateCodec, Tool};
-use tokio::sync::Semaphore;
 
 use super::call::CallEnd;
 use super::input::mcp_context;
@@ -50,11 +50,13 @@ impl PackServer {
             on_call_end: None,
             policy: Arc::new(McpPolicy {
                 policy: CallPolicy::default(),
-                permits: None,
+                concurrency: ConcurrencyLimits::new(),
+                scheduler: None,
                 nested: NestedLimits {
                     max_depth: pi_tool_core::DEFAULT_MAX_DEPTH,
                     max_calls: None,
                 },
+                max_session_calls: None,
             }),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             max_pending_requests: DEFAULT_MAX_PENDING_REQUESTS,
@@ -71,6 +73,7 @@ impl PackServer {
             log_level: Arc::default(),
             task_support: Arc::default(),
             tasks: Arc::new(Tasks::new(Arc::new(MemoryTaskStore::default()))),
+            session_calls: Arc::default(),
         }
     }
 
@@ -118,16 +121,10 @@ impl PackServer {
     /// model reads (the full text stays in `structuredContent`'s details) and
     /// `trace_content` records arguments and results in the spans. A server has no batch
     /// and no hooks (they need an agent's assistant message and context); bound the calls
-    /// running at once with [`with_max_concurrency`](Self::with_max_concurrency).
+    /// running at once with [`with_concurrency`](Self::with_concurrency).
     #[must_use]
     pub fn with_policy(mut self, policy: CallPolicy) -> Self {
-        let permits = self.policy.permits.clone();
-        let nested = self.policy.nested;
-        self.policy = Arc::new(McpPolicy {
-            policy,
-            permits,
-            nested,
-        });
+        Arc::make_mut(&mut self.policy).policy = policy;
         self
     }
 
@@ -135,13 +132,7 @@ impl PackServer {
     /// the served call is depth 0).
     #[must_use]
     pub fn with_max_call_depth(mut self, depth: usize) -> Self {
-        let mut nested = self.policy.nested;
-        nested.max_depth = depth;
-        self.policy = Arc::new(McpPolicy {
-            policy: self.policy.policy.clone(),
-            permits: self.policy.permits.clone(),
-            nested,
-        });
+        Arc::make_mut(&mut self.policy).nested.max_depth = depth;
         self
     }
 
@@ -149,25 +140,56 @@ impl PackServer {
     /// past it is refused with the limit in its text. Unlimited by default.
     #[must_use]
     pub fn with_max_nested_calls(mut self, limit: u32) -> Self {
-        let mut nested = self.policy.nested;
-        nested.max_calls = Some(limit);
-        self.policy = Arc::new(McpPolicy {
-            policy: self.policy.policy.clone(),
-            permits: self.policy.permits.clone(),
-            nested,
-        });
+        Arc::make_mut(&mut self.policy).nested.max_calls = Some(limit);
         self
     }
 
-    /// Bounds the calls running at once across all clients; others wait their turn.
+    /// At most `limit` tool calls per client session, direct and nested (a served
+    /// tool's `ctx.call_tool`): each connection of [`serve_io`](Self::serve_io) /
+    /// [`serve_stdio`](Self::serve_stdio) and each session of
+    /// [`serve_http`](Self::serve_http) counts from zero. A call past it is not run: it
+    /// is an error result (or, nested, the error the outer tool gets) with the limit in
+    /// its text, and `call_limit` in its span. Unlimited by default. Without sessions
+    /// ([`with_stateless_http`](Self::with_stateless_http)) each request is a session of
+    /// its own, so only the call tree is bounded, by
+    /// [`with_max_nested_calls`](Self::with_max_nested_calls).
+    #[must_use]
+    pub fn with_session_call_limit(mut self, limit: u32) -> Self {
+        Arc::make_mut(&mut self.policy).max_session_calls = Some(limit);
+        self
+    }
+
+    /// Weighted concurrency classes across all clients, as the agent's
+    /// `RunPolicy::concurrency`: at most so much weight of calls of a class
+    /// (`#[pi_tool(concurrency = ("browser", 2))]`) runs at once, and in total. Calls of a
+    /// class start in the order they arrived, none starves, a cancelled call frees its
+    /// room at once, and a served tool's nested calls take room of their own class while
+    /// the outer call lends its room back, so nested calls never deadlock, at any limit
+    /// (the rules: [`pi_tool_core::concurrency`]). Replaces earlier classes; a total set
+    /// by [`with_max_concurrency`](Self::with_max_concurrency) is kept unless `limits`
+    /// has one.
+    #[must_use]
+    pub fn with_concurrency(mut self, limits: ConcurrencyLimits) -> Self {
+        let policy = Arc::make_mut(&mut self.policy);
+        let total = limits.total_limit().or(policy.concurrency.total_limit());
+        policy.concurrency = match total {
+            Some(total) => limits.total(total),
+            None => limits,
+        };
+        policy.scheduler = Scheduler::new(&policy.concurrency);
+        self
+    }
+
+    /// Bounds the calls running at once across all clients; others wait their turn, in
+    /// the order they came. The total limit of
+    /// [`with_concurrency`](Self::with_concurrency): a tool with a weight
+    /// (`#[pi_tool(concurrency = ("x", 2))]`) takes that much of it.
     #[must_use]
     pub fn with_max_concurrency(mut self, limit: NonZeroUsize) -> Self {
-        let policy = self.policy.policy.clone();
-        self.policy = Arc::new(McpPolicy {
-            policy,
-            permits: Some(Arc::new(Semaphore::new(limit.get()))),
-            nested: self.policy.nested,
-        });
+        let policy = Arc::make_mut(&mut self.policy);
+        let total = u32::try_from(limit.get()).unwrap_or(u32::MAX);
+        policy.concurrency = policy.concurrency.clone().total(total);
+        policy.scheduler = Scheduler::new(&policy.concurrency);
         self
     }
 

@@ -13,6 +13,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use pi_tool_core::concurrency::Lease;
 use pi_tool_core::{
     AbortSignal, AgentTool, CallFailure, CallPolicy, CallScope, CallSpan, JsonDetails,
     JsonToolResult, OnUpdate, ToolError, ToolErrorKind, Value,
@@ -40,7 +41,8 @@ pub struct CallEnd {
     pub elapsed: Duration,
 }
 
-/// Runs one call of the server through its policy and measures it.
+/// Runs one call of the server through its policy, in its room when classes are limited
+/// (`lease`), and measures it (the wait for room included).
 pub(crate) async fn run_call_with_policy(
     tool: &Arc<dyn AgentTool>,
     tool_call_id: &str,
@@ -48,7 +50,7 @@ pub(crate) async fn run_call_with_policy(
     policy: &CallPolicy,
     signal: AbortSignal,
     on_update: OnUpdate<Option<JsonDetails>>,
-    scope: Option<Arc<CallScope>>,
+    scope: (Option<Arc<CallScope>>, Option<Arc<Lease>>),
 ) -> (Result<JsonToolResult, ToolError>, CallEnd) {
     let started = Instant::now();
     let result = super::nested::invoke(
@@ -107,7 +109,7 @@ mod tests {
             &CallPolicy::default(),
             signal,
             on_update,
-            None,
+            (None, None),
         )
         .await
         .0

@@ -16,10 +16,12 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 
 use super::PackServer;
+use super::admission::trace_refused;
 use super::call::{CallEnd, run_call_with_policy, trace_unknown_tool};
 use super::convert::call_tool_result;
 use super::disconnect::client_gone;
 use super::input::{BadState, CallInput, Suspended};
+use super::nested::Session;
 use super::progress::ProgressForwarder;
 use super::served::effective_support;
 use super::tasks::{Running, Tasks};
@@ -29,20 +31,28 @@ impl PackServer {
         self.served.find(name)
     }
 
-    /// Where the nested calls of a served call go, if its tool has a reach.
-    fn nested_scope(
-        &self,
-        call_id: &str,
-        tool: &Arc<dyn AgentTool>,
-        signal: &AbortSignal,
-    ) -> Option<Arc<pi_tool_core::CallScope>> {
-        super::nested::scope(
-            &self.served,
-            &self.policy.policy,
-            self.policy.nested,
-            (call_id, tool),
-            signal,
-        )
+    /// What the calls of this handler's session share (nested.rs).
+    fn session(&self) -> Session {
+        Session {
+            served: self.served.clone(),
+            policy: self.policy.policy.clone(),
+            limits: self.policy.nested,
+            max_session_calls: self.policy.max_session_calls,
+            scheduler: self.policy.scheduler.clone(),
+            calls: self.session_calls.clone(),
+        }
+    }
+
+    /// Counts a `tools/call` against the session's limit; past it, the result the client
+    /// reads instead of running the call.
+    fn admit(&self, tool: &Arc<dyn AgentTool>, call_id: &str) -> Result<(), CallToolResponse> {
+        let name = tool.name();
+        self.session_calls
+            .admit(self.policy.max_session_calls, name)
+            .map_err(|error| {
+                trace_refused(name, call_id, &error, &self.policy.policy);
+                call_tool_result(Err(error), tool.spec().output_schema.as_deref()).into()
+            })
     }
 
     /// Runs one `tools/call` through the server's policy
@@ -65,6 +75,9 @@ impl PackServer {
                 Some(serde_json::json!({ "tool": request.name })),
             ));
         };
+        if let Err(refused) = self.admit(&tool, &call_id) {
+            return Ok(refused);
+        }
         if let Some(support) = effective_support(tool.as_ref(), &self.task_support) {
             let client_tasks = context
                 .client_capabilities()
@@ -94,12 +107,11 @@ impl PackServer {
         let gone = client_gone(&context);
         let progress =
             ProgressForwarder::new(context.peer.clone(), context.meta.get_progress_token());
-        // A closed semaphore cannot happen (it is never closed); run unbounded if it did.
-        let _permit = match &self.policy.permits {
-            Some(permits) => permits.acquire().await.ok(),
-            None => None,
-        };
-        let scope = self.nested_scope(&call_id, &tool, &signal);
+        // The room is taken inside the run, so that a client that goes away while the call
+        // waits for it ends the wait.
+        let session = self.session();
+        let lease = session.lease(&tool);
+        let scope = session.scope((&call_id, &tool), lease.clone(), &signal);
         let run = input.scope(run_call_with_policy(
             &tool,
             &call_id,
@@ -107,7 +119,7 @@ impl PackServer {
             policy,
             signal,
             progress.on_update(),
-            scope,
+            (scope, lease),
         ));
         let mut run = std::pin::pin!(run);
         let gone = async {
@@ -173,7 +185,9 @@ impl PackServer {
         let output = tool.spec().output_schema.clone();
         let policy = self.policy.clone();
         let signal = abort.signal();
-        let scope = self.nested_scope(&call_id, &tool, &signal);
+        let session = self.session();
+        let lease = session.lease(&tool);
+        let scope = session.scope((&call_id, &tool), lease.clone(), &signal);
         let mut run = Box::pin(input.scoped(async move {
             run_call_with_policy(
                 &tool,
@@ -182,7 +196,7 @@ impl PackServer {
                 &policy.policy,
                 signal,
                 on_update,
-                scope,
+                (scope, lease),
             )
             .await
         }));

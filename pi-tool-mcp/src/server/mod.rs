@@ -22,12 +22,13 @@ use std::sync::{Arc, Mutex};
 
 use pi_tool_core::CallPolicy;
 use pi_tool_core::TaskSupport;
+use pi_tool_core::concurrency::{ConcurrencyLimits, Scheduler};
 #[allow(deprecated)]
 // `logging/setLevel`: 2026-07-28 removed it, the revisions before have it.
 use rmcp::model::LoggingLevel;
 use rmcp::model::{CacheScope, Implementation, RequestStateCodec};
-use tokio::sync::Semaphore;
 
+use self::admission::SessionCalls;
 use self::call::CallEnd;
 use self::prompts::{Completions, PromptPack};
 use self::resources::ResourcePack;
@@ -39,6 +40,7 @@ use self::tasks::Tasks;
 #[cfg(doc)]
 use pi_tool_core::pack::ToolPack;
 
+mod admission;
 mod builder;
 pub(crate) mod call;
 pub(crate) mod convert;
@@ -93,16 +95,24 @@ pub struct PackServer {
     /// (`Forbidden` included, which turns a declaration off).
     task_support: Arc<HashMap<String, TaskSupport>>,
     tasks: Arc<Tasks>,
+    /// The calls of the client session this handler serves, direct and nested (each
+    /// `serve_io` connection and each HTTP session starts a count of its own).
+    session_calls: Arc<SessionCalls>,
 }
 
-/// What an MCP server applies to its calls: the call policy every host shares, and a
-/// concurrency limit across clients.
+/// What an MCP server applies to its calls: the call policy every host shares, the
+/// concurrency classes across clients, and the limits on calls.
+#[derive(Clone)]
 struct McpPolicy {
     policy: CallPolicy,
-    /// Holds one permit per running call when a concurrency limit is set.
-    permits: Option<Arc<Semaphore>>,
+    /// The limits of `with_concurrency` / `with_max_concurrency`.
+    concurrency: ConcurrencyLimits,
+    /// Their scheduler, shared by every session; `None` when nothing is limited.
+    scheduler: Option<Arc<Scheduler>>,
     /// The limits on the nested calls of a served tool.
     nested: nested::NestedLimits,
+    /// Calls per client session, direct and nested.
+    max_session_calls: Option<u32>,
 }
 
 impl fmt::Debug for PackServer {

@@ -31,7 +31,6 @@ use futures::FutureExt;
 use serde_json::Value;
 use tracing::Instrument;
 
-use super::classes::{Classes, Lease};
 use super::config::{AgentEventSink, LoopConfig};
 use super::driver::{Driver, DriverEvent, YieldOnce};
 use super::event::AgentEvent;
@@ -48,6 +47,7 @@ use pi_tool_core::AbortSignal;
 use pi_tool_core::JsonDetails;
 use pi_tool_core::JsonToolResult;
 use pi_tool_core::ToolExecutionMode;
+use pi_tool_core::concurrency::{Lease, Scheduler};
 use pi_tool_core::context::ExtensionContext;
 use pi_tool_core::{ABORTED_MESSAGE, ToolError, ToolErrorKind};
 use pi_tool_core::{AgentTool, ToolInvocation};
@@ -116,7 +116,7 @@ struct Batch<'a> {
     run_calls: &'a RunCalls,
     turn_calls: std::sync::atomic::AtomicU32,
     /// The concurrency classes' scheduler, if the policy limits any.
-    classes: Option<Arc<Classes>>,
+    classes: Option<Arc<Scheduler>>,
 }
 
 /// What a call brings to its execution besides itself: where its nested calls go, the
@@ -259,7 +259,7 @@ pub(crate) async fn execute_tool_calls(
         linked: std::sync::OnceLock::new(),
         run_calls,
         turn_calls: std::sync::atomic::AtomicU32::new(0),
-        classes: Classes::new(&config.policy.concurrency),
+        classes: Scheduler::new(&config.policy.concurrency),
     };
     let sequential = config.policy.tool_execution == ToolExecutionMode::Sequential
         || calls.iter().any(|call| {

@@ -24,7 +24,6 @@
 
 mod approval;
 mod batch;
-mod classes;
 mod config;
 mod driver;
 mod event;
@@ -41,7 +40,6 @@ mod suspend;
 mod telemetry;
 
 pub use approval::{ApprovalPolicy, WithoutUi};
-pub use classes::ConcurrencyLimits;
 pub use config::{AgentEventSink, Emit, LoopConfig, MessageSource};
 pub use event::AgentEvent;
 pub use hooks::{
@@ -53,6 +51,7 @@ pub use limits::RunLimits;
 pub use listeners::{AgentListener, ListenerId, ListenerResult};
 pub use options::{AgentError, AgentOptions, AgentState, QueueMode};
 pub use outcome::RunFailed;
+pub use pi_tool_core::concurrency::ConcurrencyLimits;
 pub use policy::RunPolicy;
 pub use run::{ContinueError, run_agent_loop, run_agent_loop_continue};
 pub use stateful::{AbortHandle, Agent};

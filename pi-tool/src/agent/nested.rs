@@ -28,10 +28,10 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use futures::channel::oneshot;
 
-use super::classes::Lease;
 use super::driver::Inbox;
 use super::event::AgentEvent;
 use crate::model::ToolCall;
+use pi_tool_core::concurrency::Lease;
 use pi_tool_core::{
     CallFailure, CallScope, JsonToolResult, NestedCall, ToolCaller, ToolError, ToolErrorKind,
 };

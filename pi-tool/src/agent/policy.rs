@@ -14,9 +14,9 @@ use std::sync::Arc;
 
 use pi_tool_core::{CallPolicy, DEFAULT_MAX_DEPTH, ToolExecutionMode};
 
-use super::classes::ConcurrencyLimits;
 use super::hooks::{AfterToolCall, BeforeToolCall};
 use super::limits::RunLimits;
+use pi_tool_core::concurrency::ConcurrencyLimits;
 
 /// How the tool calls of a run are executed: the agent's [`CallPolicy`] for each call,
 /// and how a batch runs them. Everything is off by default (Pi's behaviour) except the

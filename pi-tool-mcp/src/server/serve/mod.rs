@@ -42,12 +42,14 @@ impl PackServer {
     /// a request whose params are not an object, and a `tools/call` whose `name` is not
     /// a string or whose `arguments` or `_meta` are not objects, gets -32602 Invalid
     /// params naming the field, with its id. Every other line reaches rmcp unchanged.
-    pub async fn serve_io<R, W>(self, read: R, write: W) -> Result<(), ServeError>
+    pub async fn serve_io<R, W>(mut self, read: R, write: W) -> Result<(), ServeError>
     where
         R: tokio::io::AsyncRead + Unpin + Send + 'static,
         W: tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
         self.check_reaches()?;
+        // A connection is a session: its calls count from zero.
+        self.session_calls = Arc::default();
         let limit = self.max_message_bytes;
         let pending = self.max_pending_requests;
         serve_framed(self, read, write, limit, pending).await
@@ -133,11 +135,13 @@ impl PackServer {
         // Cancelled at the end of a shutdown's grace: every session, stream and call.
         let everything = config.cancellation_token.clone();
         let service = StreamableHttpService::new(
-            // Each client session: the same tools, its own subscriptions and log level.
+            // Each client session: the same tools, its own subscriptions, log level and
+            // count of calls.
             move || {
                 let mut session = self.clone();
                 session.subscriptions = Subscriptions::default();
                 session.log_level = Arc::default();
+                session.session_calls = Arc::default();
                 Ok(session)
             },
             manager.clone(),

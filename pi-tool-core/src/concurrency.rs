@@ -1,8 +1,35 @@
 //! Weighted concurrency classes: a limit per class ("browser ≤ 2, network ≤ 8") and in
-//! total ("everything ≤ 16"), each call taking its tool's weight from its class and from
-//! the total while it executes (pi-tool's addition; Pi 0.85.0 has no limit at all).
+//! total ("everything ≤ 16"), each call taking its tool's weight
+//! ([`ConcurrencyClass`]) from its class and from the total while it executes (pi-tool's
+//! addition; Pi 0.85.0 has no limit at all).
 //!
-//! The rules, each tested (`pi-tool/tests/concurrency_classes.rs`):
+//! One scheduler for every host: the agent (`RunPolicy::concurrency`, per run) and
+//! `PackServer` (`with_concurrency`, across its clients) both hold a [`Scheduler`] and
+//! give each call a [`Lease`]. A host of its own does the same:
+//!
+//! ```
+//! use pi_tool_core::concurrency::{ConcurrencyLimits, Lease, Scheduler};
+//! use pi_tool_core::{AbortSignal, ConcurrencyClass, ToolSpec, schema::ToolSchema};
+//! use std::sync::Arc;
+//!
+//! # tokio_test_block_on(async {
+//! let limits = ConcurrencyLimits::new().class("browser", 2).total(16);
+//! let scheduler = Scheduler::new(&limits).expect("something is limited");
+//! let schema = Arc::new(ToolSchema::from_json(serde_json::json!({"type": "object"})));
+//! let spec = ToolSpec::new("open_page", "Opens a page.", schema)
+//!     .concurrency(ConcurrencyClass::new("browser", 1));
+//! let lease = Lease::new(&scheduler, &spec);
+//! lease.take(&AbortSignal::never()).await.expect("not aborted");
+//! // ... execute the call ...
+//! lease.give_back();
+//! # });
+//! # fn tokio_test_block_on<F: std::future::Future>(f: F) -> F::Output {
+//! #     tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(f)
+//! # }
+//! ```
+//!
+//! The rules, each tested (`pi-tool/tests/concurrency_classes.rs` in the agent,
+//! `pi-tool-mcp/tests/concurrency.rs` over MCP):
 //! * **Never over.** At no moment do the weights of the executing calls of a class add up
 //!   to more than its limit, nor all of them to more than the total. A weight above a
 //!   limit takes the whole of it (otherwise the call could never run).
@@ -17,27 +44,31 @@
 //!   call ever waits while it holds room: the waits cannot form a cycle, at any limit,
 //!   whatever the classes of outer and nested calls.
 //!
-//! Pi's order is untouched: a batch still starts its calls in source order (so calls of
-//! one class ask in the order the model made them), ends come as calls finish, results
-//! follow in source order, and a sequential tool still serialises its batch.
+//! In the agent, Pi's order is untouched: a batch still starts its calls in source order
+//! (so calls of one class ask in the order the model made them), ends come as calls
+//! finish, results follow in source order, and a sequential tool still serialises its
+//! batch.
 
 use std::collections::{HashMap, VecDeque};
+use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use futures::channel::oneshot;
 
-use pi_tool_core::{AbortSignal, ConcurrencyClass, ToolSpec};
+use crate::abort::AbortSignal;
+use crate::mode::ConcurrencyClass;
+use crate::tool::ToolSpec;
 
-/// The limits of a run's concurrency classes: per class and in total. Nothing is limited
-/// by default (Pi's behaviour).
+/// The limits of concurrency classes: per class and in total. Nothing is limited by
+/// default (Pi's behaviour). The agent takes them per run (`RunPolicy::concurrency`),
+/// `PackServer` across its clients (`with_concurrency`).
 ///
 /// ```
-/// use pi_tool::agent::{ConcurrencyLimits, RunPolicy};
+/// use pi_tool_core::concurrency::ConcurrencyLimits;
 ///
-/// let policy = RunPolicy::new().concurrency(
-///     ConcurrencyLimits::new().class("browser", 2).class("network", 8).total(16),
-/// );
-/// assert_eq!(policy.concurrency.limit_of("browser"), Some(2));
+/// let limits = ConcurrencyLimits::new().class("browser", 2).class("network", 8).total(16);
+/// assert_eq!(limits.limit_of("browser"), Some(2));
+/// assert_eq!(limits.total_limit(), Some(16));
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ConcurrencyLimits {
@@ -102,8 +133,10 @@ struct State {
     queue: VecDeque<Waiter>,
 }
 
-/// The scheduler of one run's classes.
-pub(crate) struct Classes {
+/// The scheduler of a set of [`ConcurrencyLimits`]: who executes now, who waits, and in
+/// which order (the rules are the [module's](self)). Each call takes its room through a
+/// [`Lease`].
+pub struct Scheduler {
     limits: ConcurrencyLimits,
     /// The class names, shared by every call's [`Need`].
     names: HashMap<String, Arc<str>>,
@@ -115,9 +148,21 @@ fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-impl Classes {
-    /// The scheduler of `limits`, or `None` when nothing is limited (no cost per call).
-    pub(crate) fn new(limits: &ConcurrencyLimits) -> Option<Arc<Self>> {
+impl fmt::Debug for Scheduler {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = lock(&self.state);
+        f.debug_struct("Scheduler")
+            .field("limits", &self.limits)
+            .field("in_total", &state.in_total)
+            .field("waiting", &state.queue.len())
+            .finish()
+    }
+}
+
+impl Scheduler {
+    /// The scheduler of `limits`, or `None` when nothing is limited (a host then takes no
+    /// lease, and pays nothing per call).
+    pub fn new(limits: &ConcurrencyLimits) -> Option<Arc<Self>> {
         if limits.is_empty() {
             return None;
         }
@@ -126,11 +171,16 @@ impl Classes {
             .keys()
             .map(|name| (name.clone(), Arc::from(name.as_str())))
             .collect();
-        Some(Arc::new(Classes {
+        Some(Arc::new(Scheduler {
             limits: limits.clone(),
             names,
             state: Mutex::new(State::default()),
         }))
+    }
+
+    /// The limits it applies.
+    pub fn limits(&self) -> &ConcurrencyLimits {
+        &self.limits
     }
 
     fn need(&self, class: Option<&ConcurrencyClass>) -> Need {
@@ -287,7 +337,7 @@ impl Classes {
 
 /// Room taken from a class and the total; given back when dropped.
 struct Room {
-    classes: Arc<Classes>,
+    classes: Arc<Scheduler>,
     need: Need,
 }
 
@@ -303,19 +353,44 @@ struct LeaseState {
     lent: usize,
 }
 
-/// The room of one call, which it lends back while it waits for its nested calls.
-pub(crate) struct Lease {
-    classes: Arc<Classes>,
+/// The room of one call in its class and the total: taken before the call executes,
+/// given back when it ends (or when the lease is dropped), and lent back while the call
+/// waits for its nested calls ([`lend`](Self::lend), [`restore`](Self::restore)).
+pub struct Lease {
+    classes: Arc<Scheduler>,
     need: Need,
     state: std::sync::Mutex<LeaseState>,
 }
 
-/// Why a call could not take its room: the run was aborted while it waited.
-pub(crate) struct Aborted;
+impl fmt::Debug for Lease {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = self.state();
+        f.debug_struct("Lease")
+            .field("class", &self.need.class)
+            .field("weight", &self.need.total)
+            .field("holds_room", &state.room.is_some())
+            .field("lent", &state.lent)
+            .finish()
+    }
+}
+
+/// Why a call could not take its room: its abort signal fired while it waited (it has
+/// left the queue; nothing is held).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Aborted;
+
+impl fmt::Display for Aborted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the call was aborted while it waited for room in its concurrency class")
+    }
+}
+
+impl std::error::Error for Aborted {}
 
 impl Lease {
-    /// The lease of a call of `spec`'s tool.
-    pub(crate) fn new(classes: &Arc<Classes>, spec: &ToolSpec) -> Arc<Self> {
+    /// The lease of a call of `spec`'s tool: its class and weight
+    /// ([`ToolSpec::concurrency`]), no room yet.
+    pub fn new(classes: &Arc<Scheduler>, spec: &ToolSpec) -> Arc<Self> {
         Arc::new(Lease {
             need: classes.need(spec.concurrency.as_ref()),
             classes: classes.clone(),
@@ -332,8 +407,9 @@ impl Lease {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Waits for the call's room (at the back of the queue).
-    pub(crate) async fn take(&self, signal: &AbortSignal) -> Result<(), Aborted> {
+    /// Waits for the call's room, at the back of the queue; [`Aborted`] if `signal`
+    /// fires first.
+    pub async fn take(&self, signal: &AbortSignal) -> Result<(), Aborted> {
         let room = self
             .classes
             .acquire(self.need.clone(), false, signal)
@@ -343,14 +419,16 @@ impl Lease {
         Ok(())
     }
 
-    /// Gives the room back: the call's execution ended.
-    pub(crate) fn give_back(&self) {
+    /// Gives the room back: the call's execution ended. Dropping the lease does the same.
+    pub fn give_back(&self) {
         let room = self.state().room.take();
         drop(room);
     }
 
-    /// A nested call starts: the first lends the room back.
-    pub(crate) fn lend(&self) {
+    /// A nested call of this call starts: the first lends the room back, so that a call
+    /// waiting for its nested calls never holds room. Each `lend` is followed by one
+    /// [`restore`](Self::restore) when that nested call returns.
+    pub fn lend(&self) {
         let room = {
             let mut state = self.state();
             state.lent += 1;
@@ -363,8 +441,9 @@ impl Lease {
         drop(room);
     }
 
-    /// A nested call returned: the last takes the room back, ahead of the queue.
-    pub(crate) async fn restore(&self, signal: &AbortSignal) {
+    /// A nested call returned: the last takes the room back, ahead of the queue (an
+    /// aborted `signal` leaves the call without room; it is ending anyway).
+    pub async fn restore(&self, signal: &AbortSignal) {
         {
             let mut state = self.state();
             state.lent = state.lent.saturating_sub(1);
