@@ -45,14 +45,14 @@ impl PackServer {
 
     /// Counts a `tools/call` against the session's limit; past it, the result the client
     /// reads instead of running the call.
-    fn admit(&self, tool: &Arc<dyn AgentTool>, call_id: &str) -> Result<(), CallToolResponse> {
+    fn refused(&self, tool: &Arc<dyn AgentTool>, call_id: &str) -> Option<CallToolResponse> {
         let name = tool.name();
-        self.session_calls
+        let error = self
+            .session_calls
             .admit(self.policy.max_session_calls, name)
-            .map_err(|error| {
-                trace_refused(name, call_id, &error, &self.policy.policy);
-                call_tool_result(Err(error), tool.spec().output_schema.as_deref()).into()
-            })
+            .err()?;
+        trace_refused(name, call_id, &error, &self.policy.policy);
+        Some(call_tool_result(Err(error), tool.spec().output_schema.as_deref()).into())
     }
 
     /// Runs one `tools/call` through the server's policy
@@ -75,7 +75,7 @@ impl PackServer {
                 Some(serde_json::json!({ "tool": request.name })),
             ));
         };
-        if let Err(refused) = self.admit(&tool, &call_id) {
+        if let Some(refused) = self.refused(&tool, &call_id) {
             return Ok(refused);
         }
         if let Some(support) = effective_support(tool.as_ref(), &self.task_support) {
