@@ -1,6 +1,6 @@
 //! The HTTP server under load and abuse (issue 33): a slow header is cut off, an
 //! oversized body is refused before it is read, sessions are capped with 503 and
-//! `Retry-After`, a `DELETE` of an unknown session is 404, an unreadable session id is
+//! `Retry-After` (exactly, when initializes arrive together), a `DELETE` of an unknown session is 404, an unreadable session id is
 //! named, calls on a kept-alive connection do not wait for delayed ACKs, and a shutdown
 //! lets a running call finish or aborts it at the deadline.
 
@@ -260,6 +260,52 @@ async fn the_session_cap_refuses_new_sessions_with_503_and_retry_after() {
     raw(address, delete.as_bytes(), Duration::from_secs(3)).await;
     let answer = post(address, "", &initialize(10)).await;
     assert!(header(&answer, "mcp-session-id").is_some(), "{answer:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_initializes_never_open_more_sessions_than_the_cap() {
+    const CAP: usize = 3;
+    const AT_ONCE: usize = 64;
+    // A race shows only when two initializes meet in its window: many rounds, each on
+    // a fresh server.
+    const ROUNDS: usize = 30;
+    for round in 0..ROUNDS {
+        let mut limits = HttpLimits::default();
+        limits.max_sessions = CAP;
+        let address = start(server(Arc::default()).with_http_limits(limits)).await;
+        // Every connection is open before any request is sent, and the requests are
+        // sent together from tasks of their own: the initializes reach the server at once.
+        let mut streams = Vec::new();
+        for _ in 0..AT_ONCE {
+            streams.push(TcpStream::connect(address).await.unwrap());
+        }
+        let body = initialize(1).to_string();
+        let request = post_head(address, "", body.len()) + &body;
+        let go = Arc::new(tokio::sync::Barrier::new(AT_ONCE));
+        let mut answers = tokio::task::JoinSet::new();
+        for mut stream in streams {
+            let (go, request) = (go.clone(), request.clone());
+            answers.spawn(async move {
+                go.wait().await;
+                stream.write_all(request.as_bytes()).await.unwrap();
+                let mut answer = Vec::new();
+                let read = stream.read_to_end(&mut answer);
+                let _ = tokio::time::timeout(Duration::from_secs(10), read).await;
+                String::from_utf8_lossy(&answer).into_owned()
+            });
+        }
+        let (mut opened, mut refused) = (0, 0);
+        while let Some(answer) = answers.join_next().await {
+            let answer = answer.unwrap();
+            if header(&answer, "mcp-session-id").is_some() {
+                opened += 1;
+            } else {
+                assert!(answer.starts_with("HTTP/1.1 503"), "{answer:?}");
+                refused += 1;
+            }
+        }
+        assert_eq!((opened, refused), (CAP, AT_ONCE - CAP), "round {round}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -157,6 +157,9 @@ impl PackServer {
                 stateless,
                 max_calls: limits.max_calls_per_session,
                 calls: Default::default(),
+                opening: Default::default(),
+                admitting: Default::default(),
+                settled: Default::default(),
             },
         });
         // Sessions that end in bulk give their memory back (`http/trim.rs`).

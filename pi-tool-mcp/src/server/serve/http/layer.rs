@@ -74,13 +74,15 @@ impl<S: ServerHandler + Send + 'static> HttpLayer<S> {
                     RequestBody::Read(body) => body.as_ref(),
                     RequestBody::Streamed(_) => None,
                 };
-                let full = self
+                // Held until rmcp has answered, so the session it opens is counted.
+                let _opening = match self
                     .sessions
                     .check_open(request.method(), request.headers(), body)
-                    .await;
-                if let Some(refusal) = full {
-                    return refusal_response(refusal);
-                }
+                    .await
+                {
+                    Ok(opening) => opening,
+                    Err(refusal) => return refusal_response(refusal),
+                };
                 let slot = match self.sessions.call_slot(request.headers(), body).await {
                     Ok(slot) => slot,
                     Err(refusal) => return refusal_response(refusal),

@@ -4,8 +4,17 @@
 //! [`HttpLimits::max_sessions`](crate::HttpLimits::max_sessions) is refused with 503 and
 //! `Retry-After` (see [`HttpLimits`](crate::HttpLimits) for why new sessions are
 //! refused rather than old ones evicted).
+//!
+//! The cap is exact under concurrency: rmcp adds a session to its map only while it
+//! serves the `initialize`, so a request admitted holds an [`Opening`] until rmcp has
+//! answered it, and admissions, one at a time, count the sessions open plus those
+//! opening. A session already in the map whose `Opening` is still held counts twice
+//! for that moment, so an admission that finds the server full while openings are
+//! pending waits for them to settle (they take no client I/O: the body is read) and
+//! counts again; it is refused only when the sessions open alone fill the cap.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use hyper::body::Bytes;
@@ -13,7 +22,9 @@ use hyper::{HeaderMap, Method, StatusCode};
 use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use serde_json::{Value, json};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use std::time::Duration;
+
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
 /// How long a client refused at the session cap is asked to wait, in seconds.
 const RETRY_AFTER_SECONDS: u64 = 5;
@@ -27,6 +38,26 @@ pub(crate) struct Sessions {
     /// `tools/call` requests of one session running at once, and their slots.
     pub(crate) max_calls: usize,
     pub(crate) calls: Mutex<HashMap<String, Arc<Semaphore>>>,
+    /// Requests admitted to open a session that rmcp has not answered yet.
+    pub(crate) opening: Arc<AtomicUsize>,
+    /// One admission at a time, so two cannot both take the last place.
+    pub(crate) admitting: tokio::sync::Mutex<()>,
+    /// Woken when an opening settles.
+    pub(crate) settled: Arc<Notify>,
+}
+
+/// How long an admission that finds the server full waits for pending openings.
+const SETTLE_WAIT: Duration = Duration::from_secs(1);
+
+/// A place taken at the session cap by a request that opens a session, until rmcp has
+/// answered it (by then the session is in rmcp's map, or was never made).
+pub(crate) struct Opening(Arc<AtomicUsize>, Arc<Notify>);
+
+impl Drop for Opening {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+        self.1.notify_waiters();
+    }
 }
 
 /// An answer of this layer: status, JSON-RPC body, and `Retry-After` when set.
@@ -127,25 +158,45 @@ impl Sessions {
         }
     }
 
-    /// The refusal of a request that would open a session (a POST without a session
-    /// id) while the server holds its maximum; `body` is the message, for its id.
+    /// For a request that would open a session (a POST without a session id): its
+    /// place, held until rmcp has answered it, or the refusal while the server holds its
+    /// maximum. `body` is the message, for its id.
     pub(crate) async fn check_open(
         &self,
         method: &Method,
         headers: &HeaderMap,
         body: Option<&Bytes>,
-    ) -> Option<Refusal> {
+    ) -> Result<Option<Opening>, Refusal> {
         if self.stateless || method != Method::POST || headers.contains_key("mcp-session-id") {
-            return None;
+            return Ok(None);
         }
-        if self.manager.sessions.read().await.len() < self.max {
-            return None;
+        let deadline = tokio::time::Instant::now() + SETTLE_WAIT;
+        loop {
+            // Registered before counting, so a settling in between is not missed.
+            let settled = self.settled.notified();
+            let mut settled = std::pin::pin!(settled);
+            settled.as_mut().enable();
+            {
+                let _one_at_a_time = self.admitting.lock().await;
+                let open = self.manager.sessions.read().await.len();
+                let opening = self.opening.load(Ordering::SeqCst);
+                if open + opening < self.max {
+                    self.opening.fetch_add(1, Ordering::SeqCst);
+                    return Ok(Some(Opening(self.opening.clone(), self.settled.clone())));
+                }
+                if opening == 0 {
+                    break;
+                }
+            }
+            if tokio::time::timeout_at(deadline, settled).await.is_err() {
+                break;
+            }
         }
         let id = body
             .and_then(|body| serde_json::from_slice::<Value>(body).ok())
             .and_then(|message| message.get("id").cloned())
             .unwrap_or(Value::Null);
-        Some(Refusal {
+        Err(Refusal {
             status: StatusCode::SERVICE_UNAVAILABLE,
             body: error(
                 id,
