@@ -1,8 +1,9 @@
-//! The HTTP server under load and abuse (issue 33): a slow header is cut off, an
-//! oversized body is refused before it is read, sessions are capped with 503 and
-//! `Retry-After` (exactly, when initializes arrive together), a `DELETE` of an unknown session is 404, an unreadable session id is
-//! named, calls on a kept-alive connection do not wait for delayed ACKs, and a shutdown
-//! lets a running call finish or aborts it at the deadline.
+//! The HTTP server under load and abuse (issue 33): a slow header and a stalled body are
+//! cut off, an oversized body is refused before it is read, sessions are capped with 503
+//! and `Retry-After` (exactly, when initializes arrive together), a `DELETE` of an
+//! unknown session is 404, an unreadable session id is named, calls on a kept-alive
+//! connection do not wait for delayed ACKs, and a shutdown lets a running call finish or
+//! aborts it at the deadline.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -135,6 +136,24 @@ async fn a_header_sent_a_byte_a_second_is_cut_off_at_the_deadline() {
     assert!(
         closed_after < Duration::from_secs(3),
         "closed after {closed_after:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_that_stalls_is_cut_off_at_the_deadline_with_408() {
+    let mut limits = HttpLimits::default();
+    limits.header_read_timeout = Duration::from_secs(1);
+    let address = start(server(Arc::default()).with_http_limits(limits)).await;
+    // The head promises 100 bytes; ten come, then nothing.
+    let request = post_head(address, "", 100) + r#"{"jsonrpc""#;
+    let started = Instant::now();
+    let answer = raw(address, request.as_bytes(), Duration::from_secs(5)).await;
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer:?}");
+    assert_eq!(json_body(&answer)["error"]["code"], -32700, "{answer}");
+    let elapsed = started.elapsed();
+    assert!(
+        (Duration::from_millis(900)..Duration::from_secs(3)).contains(&elapsed),
+        "answered after {elapsed:?}"
     );
 }
 

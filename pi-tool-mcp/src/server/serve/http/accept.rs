@@ -14,6 +14,17 @@
 //!   connection that does not send a whole request head in time: a slow header, and
 //!   an idle kept-alive connection alike (the deadline runs while it waits for the next
 //!   request).
+//! - A request body that stalls for as long (no bytes between two of its frames) is
+//!   cut off: tower-http's `TimeoutBody` wraps each body (`framing.rs`), and the
+//!   request is answered 408.
+//!
+//! Hand-written here because no tower or tower-http layer does it: the connection cap
+//! bounds sockets before hyper sees them, where a layer (`ConcurrencyLimit`) would bound
+//! requests, and a kept-alive connection between requests is still a socket; the
+//! header deadline is hyper's own (a layer runs only once a request head was read); and
+//! the accept loop's backoff is below any service. A whole-request `TimeoutLayer` does
+//! not fit an MCP server at all: a call's response is an event stream that may rightly
+//! run for minutes.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -88,6 +99,7 @@ pub(crate) async fn accept<S>(
         let http = http.clone();
         let mut closed = closed.clone();
         let header_read_timeout = limits.header_read_timeout;
+        let body_deadline = limits.header_read_timeout;
         // Finished connections are reaped so the set does not grow.
         while connections.try_join_next().is_some() {}
         connections.spawn(async move {
@@ -95,7 +107,8 @@ pub(crate) async fn accept<S>(
             let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
                 let http = http.clone();
                 async move {
-                    Ok::<_, Infallible>(http.serve(request.map(RequestBody::Streamed)).await)
+                    let request = request.map(|body| RequestBody::streamed(body, body_deadline));
+                    Ok::<_, Infallible>(http.serve(request).await)
                 }
             });
             let mut builder = hyper::server::conn::http1::Builder::new();

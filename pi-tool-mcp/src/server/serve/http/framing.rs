@@ -11,31 +11,45 @@
 use std::convert::Infallible;
 use std::pin::Pin;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use hyper::body::{Body, Bytes, Frame, Incoming, SizeHint};
 use hyper::{Method, Request, Response, StatusCode, header};
+use tower_http::BoxError;
+use tower_http::timeout::{TimeoutBody, TimeoutError};
 
 use super::revision::{accepts_batches, removed_method};
 use crate::server::serve::io::framing::{
     ID_SCAN_PREFIX, Parsed, Verdict, check_parsed, oversized_answer, parse,
 };
 
+/// The client's body as read: a stall between two of its frames longer than the
+/// deadline ends it with a [`TimeoutError`] (tower-http's body timeout).
+pub(crate) type ClientBody = Pin<Box<TimeoutBody<Incoming>>>;
+
 /// A request body for rmcp: the client's, untouched, or the bytes this layer read.
 pub(crate) enum RequestBody {
-    Streamed(Incoming),
+    Streamed(ClientBody),
     Read(Option<Bytes>),
+}
+
+impl RequestBody {
+    /// The client's body, cut off when it stalls for `deadline`.
+    pub(crate) fn streamed(body: Incoming, deadline: Duration) -> Self {
+        RequestBody::Streamed(Box::pin(TimeoutBody::new(deadline, body)))
+    }
 }
 
 impl Body for RequestBody {
     type Data = Bytes;
-    type Error = hyper::Error;
+    type Error = BoxError;
 
     fn poll_frame(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         match self.get_mut() {
-            RequestBody::Streamed(body) => Pin::new(body).poll_frame(cx),
+            RequestBody::Streamed(body) => body.as_mut().poll_frame(cx),
             RequestBody::Read(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
         }
     }
@@ -139,6 +153,9 @@ pub(crate) async fn check_request(
         .get(header::CONTENT_LENGTH)
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.trim().parse::<u64>().ok());
+    // By hand rather than tower-http's `RequestBodyLimitLayer`: its 413 is plain text,
+    // and a JSON-RPC client is owed -32700 with the request's id when the part read
+    // shows it, which only a reader of the body (this one) can give.
     if let Some(length) = declared.filter(|length| *length > limit as u64) {
         // Refused before a byte of the body is read.
         let length = usize::try_from(length).unwrap_or(usize::MAX);
@@ -162,6 +179,18 @@ pub(crate) async fn check_request(
                     return too_large(oversized_answer(&read, limit, length));
                 }
                 read.extend_from_slice(&data);
+            }
+            // The client stopped sending its body: 408, and the connection closes.
+            Some(Err(error)) if error.is::<TimeoutError>() => {
+                let answer = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {
+                    "code": -32700,
+                    "message": "Parse error: the request body stalled past the server's \
+                                read deadline",
+                }});
+                return Checked::Answer(
+                    StatusCode::REQUEST_TIMEOUT,
+                    Some(Bytes::from(answer.to_string())),
+                );
             }
             // The body broke off: there is no message to answer; rmcp reports the error
             // as it would.

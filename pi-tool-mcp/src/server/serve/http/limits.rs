@@ -16,7 +16,7 @@ use std::time::Duration;
 /// | limit | default | when it is reached |
 /// | --- | --- | --- |
 /// | [`max_connections`](Self::max_connections) | 1 024 | the next connection waits in the kernel's backlog until one closes |
-/// | [`header_read_timeout`](Self::header_read_timeout) | 30 s | a connection that sends no whole request head in time (a slow header, or idle between requests) is closed |
+/// | [`header_read_timeout`](Self::header_read_timeout) | 30 s | a connection that sends no whole request head in time (a slow header, or idle between requests) is closed; a request body that sends nothing for as long gets HTTP 408 with a JSON-RPC -32700 |
 /// | request body | [`with_max_message_bytes`](crate::PackServer::with_max_message_bytes), 16 MiB | HTTP 413 with a JSON-RPC -32700: at once for a larger `Content-Length`, while reading a chunked body as soon as it passes the limit; the rest is not read |
 /// | [`max_sessions`](Self::max_sessions) | 10 000 | a request that would open a session is refused: HTTP 503, `Retry-After`, JSON-RPC -32000 (exact when `initialize`s arrive together) |
 /// | [`session_idle_timeout`](Self::session_idle_timeout) | 5 min | a session with no request for that long ends and frees its slot |
@@ -33,7 +33,7 @@ pub struct HttpLimits {
     /// Connections open at once.
     pub max_connections: usize,
     /// How long a connection may take to send a request head, and stay idle between
-    /// requests.
+    /// requests; and how long a request body may go without sending a byte.
     pub header_read_timeout: Duration,
     /// Sessions open at once.
     pub max_sessions: usize,
