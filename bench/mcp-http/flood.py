@@ -1,13 +1,16 @@
 """The memory rows of load.py against one server alone, with a second flood to show
 whether the memory of closed sessions is reused or given back. Loopback only.
 
-    python flood.py PORT PID [SESSIONS]
+    python flood.py PORT PID [SESSIONS [IDLE_SECONDS]]
 
 prints the server's VmRSS before, with SESSIONS sessions open (and per session), after
-they are all closed with DELETE, and with a second flood of SESSIONS open and closed."""
+they are all closed with DELETE, and with a second flood of SESSIONS open and closed.
+With IDLE_SECONDS (the server's idle session timeout), a third flood is left open, never
+closed, and the RSS is read again once the timeout has passed and the sessions expired."""
 
 import asyncio
 import sys
+import time
 
 from load import Session, rss_kib
 
@@ -31,6 +34,7 @@ async def close(sessions):
 async def main():
     port, pid = int(sys.argv[1]), int(sys.argv[2])
     count = int(sys.argv[3]) if len(sys.argv) > 3 else 2000
+    idle = float(sys.argv[4]) if len(sys.argv) > 4 else None
     # A warm-up session, so one-time allocations are not counted per session.
     await close(await flood(port, 1))
     await asyncio.sleep(0.5)
@@ -49,6 +53,16 @@ async def main():
           f"({(flooded - before) / count:.1f} KiB per session)")
     print(f"RSS after they are closed: {closed / 1024:.1f} MiB")
     print(f"RSS after a second flood, closed: {again / 1024:.1f} MiB")
+    if idle is not None:
+        started = time.monotonic()
+        await flood(port, count)
+        opened = rss_kib(pid)
+        # The timeout runs from each session's last request; the trim follows within
+        # two seconds.
+        await asyncio.sleep(max(0.0, idle - (time.monotonic() - started)) + 3.0)
+        expired = rss_kib(pid)
+        print(f"RSS with a third flood of {count} open, never closed: {opened / 1024:.1f} MiB")
+        print(f"RSS after they expired ({idle:g} s idle): {expired / 1024:.1f} MiB")
 
 
 asyncio.run(main())

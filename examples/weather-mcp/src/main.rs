@@ -13,6 +13,10 @@
 //! (port 0 picks a free port); the address is printed to standard error as
 //! `weather-mcp: serving MCP over streamable HTTP at http://127.0.0.1:8080/mcp`.
 //!
+//! `WEATHER_MCP_SESSION_IDLE_SECS` sets how long an HTTP session may go without a request
+//! before it ends (the default is `HttpLimits`' 5 minutes; the memory bench uses a short
+//! one to measure what expired sessions give back).
+//!
 //! `WEATHER_MCP_LOOKUP_DELAY_MS` replaces Pi's custom-tool page's 200 ms lookup delay (tests use a
 //! long one to cancel a call mid-lookup without racing the clock); the tool is then
 //! the same body with the same metadata and schema, and another delay.
@@ -21,7 +25,7 @@ use std::time::Duration;
 
 use pi_tool::pack::{ToolOwner, ToolPack};
 use pi_tool::{AgentToolResult, Tool, ToolError, ToolErrorKind, ToolExecutionMode, ToolInvocation};
-use pi_tool_mcp::{CallEnd, CallOutcome, PackServer};
+use pi_tool_mcp::{CallEnd, CallOutcome, HttpLimits, PackServer};
 use weather_example::{GetWeather, LOOKUP_DELAY, WeatherDetails, WeatherParams, lookup_weather};
 
 /// `get_weather` from Pi's custom-tool page with another lookup delay, for tests that cancel mid-lookup.
@@ -73,6 +77,18 @@ fn lookup_delay() -> Result<Option<Duration>, String> {
                 format!("WEATHER_MCP_LOOKUP_DELAY_MS must be whole milliseconds, got {ms:?}")
             }),
     }
+}
+
+/// The HTTP limits: the defaults, with `WEATHER_MCP_SESSION_IDLE_SECS` when set.
+fn http_limits() -> Result<HttpLimits, String> {
+    let mut limits = HttpLimits::default();
+    if let Ok(secs) = std::env::var("WEATHER_MCP_SESSION_IDLE_SECS") {
+        let secs = secs.trim().parse::<u64>().map_err(|_| {
+            format!("WEATHER_MCP_SESSION_IDLE_SECS must be whole seconds, got {secs:?}")
+        })?;
+        limits.session_idle_timeout = Duration::from_secs(secs);
+    }
+    Ok(limits)
 }
 
 fn log_call_end(end: &CallEnd) {
@@ -137,8 +153,8 @@ async fn stop_signal() {
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    let settings = lookup_delay().and_then(|delay| Ok((delay, http_address()?)));
-    let (delay, http) = match settings {
+    let settings = lookup_delay().and_then(|delay| Ok((delay, http_address()?, http_limits()?)));
+    let (delay, http, limits) = match settings {
         Ok(settings) => settings,
         Err(message) => {
             eprintln!("weather-mcp: {message}");
@@ -154,6 +170,7 @@ async fn main() -> std::process::ExitCode {
     };
     let server = PackServer::new(pack)
         .with_server_info("weather-mcp", env!("CARGO_PKG_VERSION"))
+        .with_http_limits(limits)
         .on_call_end(log_call_end);
     for line in server.schema_report() {
         eprintln!("weather-mcp: {line}");
