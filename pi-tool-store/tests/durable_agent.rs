@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use common::Backend;
 use pi_tool::agent::{
-    Agent, AgentError, AgentEvent, AgentOptions, ApprovalPolicy, DurableRuns, RunOutcome,
-    Suspension,
+    Agent, AgentError, AgentEvent, AgentOptions, ApprovalPolicy, DurableRuns, RunLimits,
+    RunOutcome, RunPolicy, Suspension,
 };
 use pi_tool::context::ExtensionUi;
 use pi_tool::durable::{
@@ -724,7 +724,63 @@ async fn a_session_suspends_and_resumes_like_it_waits_in_memory(url: String) {
     assert_eq!(started(&to), 2, "once in memory, once resumed");
 }
 
+/// A durable agent limited to 4 calls per run and 2 per turn.
+fn limited(store: Arc<dyn DurableStore>, turns: Vec<FauxTurn>) -> Agent {
+    Agent::new(
+        options(turns, ToolExecutionMode::Parallel)
+            .policy(RunPolicy::new().limits(RunLimits::new().calls_per_run(4).calls_per_turn(2)))
+            .before_tool_call(Arc::new(ApprovalPolicy::new().defer()))
+            .durable(DurableRuns::new(store).lease(Duration::from_millis(300))),
+    )
+}
+
+async fn a_resumed_run_counts_on_from_its_calls_before_the_suspension(url: String) {
+    let backend = Backend::open(&url).await;
+    let store = backend.store();
+    let (run, to) = (unique("limits"), unique("limits-to"));
+    // balance (1 of the turn's 2), transfer (2; it asks): the run suspends.
+    let first = limited(store.clone(), vec![calls(&to, json!({}))]);
+    let s = suspension(first.run(&run, vec![Message::user_text("go")]).await);
+    approve(&*store, &s).await;
+    // Resumed elsewhere: the batch's last balance is the turn's third call, the next
+    // turn's first balance the run's fourth, and its second the run's fifth.
+    let second = limited(
+        Backend::open(&url).await.store(),
+        vec![
+            FauxTurn::new(vec![
+                AssistantContent::tool_call("call_3", "balance", json!({})),
+                AssistantContent::tool_call("call_4", "balance", json!({})),
+            ]),
+            FauxTurn::text("done"),
+        ],
+    );
+    assert_eq!(
+        second.resume_run(&run).await.unwrap(),
+        RunOutcome::Finished {
+            run_id: run.clone()
+        }
+    );
+    let turn_limit = "Tool call limit reached: one turn may make at most 2 tool calls (direct and nested), so this call of balance was not run. Make fewer calls at once.";
+    let run_limit = "Tool call limit reached: a run may make at most 4 tool calls (direct and nested), so this call of balance was not run. Answer with what you have.";
+    let texts: Vec<(String, bool)> = tool_texts(&second)
+        .into_iter()
+        .map(|(_, text, error)| (text, error))
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            ("100".to_owned(), false),
+            (format!("moved 7 to {to}"), false),
+            (turn_limit.to_owned(), true),
+            ("100".to_owned(), false),
+            (run_limit.to_owned(), true),
+        ]
+    );
+    assert_eq!(started(&to), 1);
+}
+
 on_both_backends!(
+    a_resumed_run_counts_on_from_its_calls_before_the_suspension,
     a_session_suspends_and_resumes_like_it_waits_in_memory,
     a_run_that_needs_no_approval_never_reaches_the_store,
     suspended_and_resumed_matches_waiting_in_memory,

@@ -258,7 +258,14 @@ pub(crate) async fn execute_tool_calls(
         signal,
         linked: std::sync::OnceLock::new(),
         run_calls,
-        turn_calls: std::sync::atomic::AtomicU32::new(0),
+        // A resumed run's first batch counts on from the calls its turn had made.
+        turn_calls: std::sync::atomic::AtomicU32::new(
+            config
+                .durable
+                .as_ref()
+                .and_then(|durable| durable.calls_made())
+                .map_or(0, |made| made.turn),
+        ),
         classes: Scheduler::new(&config.policy.concurrency),
     };
     let sequential = config.policy.tool_execution == ToolExecutionMode::Sequential
@@ -732,8 +739,8 @@ impl<'a> Batch<'a> {
                         saved,
                         (call, &span),
                         tool,
-                        args.into_owned(),
-                        request,
+                        (args.into_owned(), request),
+                        self.turn_calls.load(std::sync::atomic::Ordering::Relaxed),
                     ));
                 }
                 Preparation::Prepared { tool, args } => {
@@ -908,8 +915,8 @@ impl<'a> Batch<'a> {
                         saved,
                         (call, &span),
                         tool,
-                        args.into_owned(),
-                        request,
+                        (args.into_owned(), request),
+                        self.turn_calls.load(std::sync::atomic::Ordering::Relaxed),
                     ));
                 }
                 Preparation::Prepared { tool, args } => {

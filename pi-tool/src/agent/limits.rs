@@ -53,6 +53,18 @@ impl RunLimits {
 #[derive(Debug, Default)]
 pub(crate) struct RunCalls(AtomicU32);
 
+impl RunCalls {
+    /// A count that starts at `made` (a resumed run's calls before its suspension).
+    pub(crate) fn starting_at(made: u32) -> Self {
+        RunCalls(AtomicU32::new(made))
+    }
+
+    /// The calls counted so far.
+    pub(crate) fn made(&self) -> u32 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
 /// Counts one call against `run` (the run's count) and `turn` (the turn's); the error
 /// text if a limit is reached.
 pub(crate) fn admit(

@@ -193,9 +193,15 @@ async fn run_loop(
     mut resume: Option<(Arc<AssistantMessage>, u64)>,
 ) {
     let mut config = std::borrow::Cow::Borrowed(initial_config);
-    // The run's count of tool calls, direct and nested, across its turns (a resumed run
-    // counts from its resumption).
-    let run_calls = RunCalls::default();
+    // The run's count of tool calls, direct and nested, across its turns; a resumed run
+    // counts on from the calls it had made when it suspended.
+    let run_calls = RunCalls::starting_at(
+        initial_config
+            .durable
+            .as_ref()
+            .and_then(|durable| durable.calls_made())
+            .map_or(0, |made| made.run),
+    );
     let mut last_turn: Option<LastTurn> = None;
     let mut turns = resume.as_ref().map_or(0, |(_, turn)| *turn);
     // A resumed run polled its steering queue before it stopped.
@@ -279,7 +285,13 @@ async fn run_loop(
                 Turn::Suspended(batch) => {
                     if let Some(durable) = &config.durable {
                         durable
-                            .save(&config.policy, &context, new_messages, turns, batch)
+                            .save(
+                                &config.policy,
+                                &context,
+                                new_messages,
+                                (turns, run_calls.made()),
+                                batch,
+                            )
                             .await;
                     }
                     return;

@@ -178,6 +178,19 @@ struct SavedRun {
     turn: u64,
     sequential: bool,
     calls: Vec<SavedCall>,
+    /// The calls the run and the suspended turn had made (`RunLimits`), direct and
+    /// nested; a state saved before they were kept reads as zero.
+    #[serde(default)]
+    calls_made: CallsMade,
+}
+
+/// How many calls a run, and its current turn, had made when it suspended: a resumed run
+/// counts on from them against its `RunLimits`, instead of from zero.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct CallsMade {
+    pub(crate) run: u32,
+    pub(crate) turn: u32,
 }
 
 /// A call of the batch being run, kept in case a later call suspends it.
@@ -196,6 +209,8 @@ pub(crate) struct SuspendedBatch {
     args: Value,
     digest: String,
     request: ApprovalRequest,
+    /// The calls its turn had made (the run's are the loop's).
+    turn_calls: u32,
 }
 
 impl SuspendedBatch {
@@ -206,8 +221,8 @@ impl SuspendedBatch {
         saved: Vec<Saving>,
         (call, span): (&ToolCall, &CallSpan),
         tool: Arc<dyn AgentTool>,
-        args: Value,
-        request: ApprovalRequest,
+        (args, request): (Value, ApprovalRequest),
+        turn_calls: u32,
     ) -> Self {
         let run_id = durable.map_or("", |d| d.run_id.as_str());
         let digest = approval_digest(&*tool, run_id, &call.id, &args);
@@ -220,6 +235,7 @@ impl SuspendedBatch {
             args,
             digest,
             request,
+            turn_calls,
         }
     }
 }
@@ -251,6 +267,8 @@ pub(crate) struct ResumeBatch {
     marks: HashMap<String, CallMark>,
     /// Calls that run under an approval: the digest they use up.
     approved: HashMap<String, String>,
+    /// The calls made before the suspension.
+    calls_made: CallsMade,
 }
 
 fn refused(text: String) -> Resumed {
@@ -540,6 +558,12 @@ impl RunDurability {
         lock(&self.resume).take()
     }
 
+    /// The calls made before the suspension, until the resumed batch is taken up (a
+    /// resumed run's count, and its first batch's, start from them).
+    pub(super) fn calls_made(&self) -> Option<CallsMade> {
+        lock(&self.resume).as_ref().map(|resume| resume.calls_made)
+    }
+
     /// The suspension, if the run suspended (or failed to).
     pub(crate) fn suspension(&self) -> Option<Result<Suspension, StoreError>> {
         lock(&self.outcome).clone()
@@ -551,11 +575,11 @@ impl RunDurability {
         policy: &RunPolicy,
         context: &Context,
         new_messages: &[Message],
-        turn: u64,
+        (turn, run_calls): (u64, u32),
         batch: SuspendedBatch,
     ) {
         let outcome = self
-            .try_save(policy, context, new_messages, turn, batch)
+            .try_save(policy, context, new_messages, (turn, run_calls), batch)
             .await;
         *lock(&self.outcome) = Some(outcome);
     }
@@ -565,7 +589,7 @@ impl RunDurability {
         policy: &RunPolicy,
         context: &Context,
         new_messages: &[Message],
-        turn: u64,
+        (turn, run_calls): (u64, u32),
         batch: SuspendedBatch,
     ) -> Result<Suspension, StoreError> {
         let call_ids: Vec<String> = match context.messages.last() {
@@ -608,6 +632,10 @@ impl RunDurability {
             turn,
             sequential: batch.sequential,
             calls,
+            calls_made: CallsMade {
+                run: run_calls,
+                turn: batch.turn_calls,
+            },
         };
         let state = serde_json::to_value(&state).map_err(|error| {
             StoreError::Corrupt(format!("the run's state cannot be saved: {error}"))
@@ -753,6 +781,7 @@ pub(crate) async fn take_up(
             approvals,
             marks,
             approved: HashMap::new(),
+            calls_made: saved.calls_made,
         },
     })))
 }
