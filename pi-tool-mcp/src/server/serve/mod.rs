@@ -10,6 +10,7 @@ use self::http::accept::accept;
 use self::http::access::{BadEntry, HttpAccess};
 use self::http::layer::HttpLayer;
 use self::http::sessions::Sessions;
+use self::http::table::SessionTable;
 use self::http::trim::trim_after_sessions_end;
 use self::io::serve_framed;
 use super::PackServer;
@@ -103,7 +104,7 @@ impl PackServer {
         shutdown: impl Future<Output = ()> + Send,
     ) -> Result<(), ServeError> {
         use rmcp::transport::streamable_http_server::{
-            StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+            StreamableHttpServerConfig, StreamableHttpService,
         };
         self.check_reaches()?;
         let limit = self.max_message_bytes;
@@ -116,10 +117,8 @@ impl PackServer {
             .is_loopback();
         let access = HttpAccess::new(loopback, &self.allowed_hosts, &self.allowed_origins)
             .map_err(|BadEntry(error)| ServeError::Config(error))?;
-        let mut manager = LocalSessionManager::default();
-        // rmcp ends a session without requests for this long and forgets it.
-        manager.session_config.keep_alive = Some(limits.session_idle_timeout);
-        let manager = Arc::new(manager);
+        // A session without a message for this long ends, and rmcp forgets it.
+        let manager = Arc::new(SessionTable::new(limits.session_idle_timeout));
         // The framing layer bounds the bodies it reads by the same limit.
         let config = StreamableHttpServerConfig::default()
             .with_max_request_body_bytes(limit)

@@ -9,16 +9,16 @@ use http_body_util::combinators::BoxBody;
 use hyper::body::Bytes;
 use rmcp::ServerHandler;
 use rmcp::transport::streamable_http_server::StreamableHttpService;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
 use super::access::{HttpAccess, Refused};
 use super::framing::{Checked, RequestBody, ResponseBody, answer_response, check_request};
 use super::revision::{answer_batch, is_event_stream, priming_event};
 use super::sessions::{Refusal, Sessions};
+use super::table::SessionTable;
 use crate::server::disconnect::{GuardedBody, tag};
 
 /// rmcp's streamable HTTP service of the sessions of `S`.
-pub(crate) type RmcpService<S> = StreamableHttpService<S, LocalSessionManager>;
+pub(crate) type RmcpService<S> = StreamableHttpService<S, SessionTable>;
 type HttpResponse =
     hyper::Response<ResponseBody<GuardedBody<BoxBody<Bytes, std::convert::Infallible>>>>;
 

@@ -19,19 +19,19 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use hyper::body::Bytes;
 use hyper::{HeaderMap, Method, StatusCode};
-use rmcp::transport::streamable_http_server::session::SessionManager;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use serde_json::{Value, json};
 use std::time::Duration;
 
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
+
+use super::table::SessionTable;
 
 /// How long a client refused at the session cap is asked to wait, in seconds.
 const RETRY_AFTER_SECONDS: u64 = 5;
 
 /// The sessions of one server, as the layer sees them.
 pub(crate) struct Sessions {
-    pub(crate) manager: Arc<LocalSessionManager>,
+    pub(crate) manager: Arc<SessionTable>,
     pub(crate) max: usize,
     /// Without sessions (stateless HTTP) none of these rules apply.
     pub(crate) stateless: bool,
@@ -93,19 +93,12 @@ impl Sessions {
                 retry_after: None,
             });
         };
-        if method == Method::DELETE {
-            let held = self
-                .manager
-                .has_session(&Arc::from(id.trim()))
-                .await
-                .unwrap_or(false);
-            if !held {
-                return Some(Refusal {
-                    status: StatusCode::NOT_FOUND,
-                    body: error(Value::Null, -32001, "Session not found"),
-                    retry_after: None,
-                });
-            }
+        if method == Method::DELETE && !self.manager.contains(id.trim()) {
+            return Some(Refusal {
+                status: StatusCode::NOT_FOUND,
+                body: error(Value::Null, -32001, "Session not found"),
+                retry_after: None,
+            });
         }
         None
     }
@@ -130,10 +123,7 @@ impl Sessions {
             let mut calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
             if !calls.contains_key(id) {
                 // The slots of sessions that ended go when a new session's are made.
-                let live = self.manager.sessions.try_read().ok();
-                if let Some(live) = live {
-                    calls.retain(|session, _| live.contains_key(session.as_str()));
-                }
+                calls.retain(|session, _| self.manager.contains(session));
             }
             calls
                 .entry(id.to_owned())
@@ -178,7 +168,7 @@ impl Sessions {
             settled.as_mut().enable();
             {
                 let _one_at_a_time = self.admitting.lock().await;
-                let open = self.manager.sessions.read().await.len();
+                let open = self.manager.len();
                 let opening = self.opening.load(Ordering::SeqCst);
                 if open + opening < self.max {
                     self.opening.fetch_add(1, Ordering::SeqCst);

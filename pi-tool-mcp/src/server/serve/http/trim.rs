@@ -1,5 +1,5 @@
 //! Memory of ended sessions given back to the system. glibc's allocator keeps the heap
-//! that freed sessions leave (their workers, channels and buffers are many small
+//! that freed sessions leave (their service tasks, channels and buffers are many small
 //! allocations spread over the heap), so after a flood of sessions that end, by
 //! `DELETE` or by idle expiry, the process would stay at its high-water mark. A task of
 //! [`PackServer::serve_http`](crate::PackServer::serve_http) watches the number of open
@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use super::table::SessionTable;
 
 /// How many sessions must have ended since the last trim before the next one.
 pub(crate) const ENDED_BEFORE_TRIM: usize = 64;
@@ -33,13 +33,13 @@ pub(crate) fn trim() {
 }
 
 /// Runs until dropped (aborted): trims after sessions of `manager` have ended in bulk.
-pub(crate) async fn trim_after_sessions_end(manager: Arc<LocalSessionManager>) {
+pub(crate) async fn trim_after_sessions_end(manager: Arc<SessionTable>) {
     let mut tick = tokio::time::interval(PERIOD);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut peak = 0;
     loop {
         tick.tick().await;
-        let now = manager.sessions.read().await.len();
+        let now = manager.len();
         peak = peak.max(now);
         if due(peak, now) {
             peak = now;
