@@ -21,6 +21,7 @@
 //! long one to cancel a call mid-lookup without racing the clock); the tool is then
 //! the same body with the same metadata and schema, and another delay.
 
+use std::io::Write as _;
 use std::time::Duration;
 
 use pi_tool::pack::{ToolOwner, ToolPack};
@@ -100,12 +101,15 @@ fn log_call_end(end: &CallEnd) {
         CallOutcome::Error(ToolErrorKind::Timeout) => "timed out",
         CallOutcome::Error(_) => "failed",
     };
-    eprintln!(
-        "weather-mcp: {} {} {outcome} after {} ms",
+    // One write: standard error is unbuffered, and `eprintln!` writes each piece of its
+    // format on its own (eight system calls a call, each waking the client's reader).
+    let line = format!(
+        "weather-mcp: {} {} {outcome} after {} ms\n",
         end.tool,
         end.call_id,
         end.elapsed.as_millis()
     );
+    let _ = std::io::stderr().write_all(line.as_bytes());
 }
 
 const USAGE: &str = "usage: weather-mcp [--http <address:port>]";

@@ -241,17 +241,22 @@ impl McpTool {
             Ok(handle) => handle,
             Err(_) => return Err(self.closed(false).await),
         };
-        let (_route, mut progress) = self.conn.handler.route(handle.progress_token.clone());
+        // Progress is routed to a call whose caller listens; for any other the server's
+        // notifications are dropped as they come.
+        let listening = call.on_update.is_listening();
+        let (_route, mut progress) = if listening {
+            let (route, progress) = self.conn.handler.route(handle.progress_token.clone());
+            (Some(route), Some(progress))
+        } else {
+            (None, None)
+        };
         let mut cancel = CancelOnDrop {
             peer: handle.peer.clone(),
             id: Some(handle.id.clone()),
         };
         let response = handle.await_response();
         tokio::pin!(response);
-        let mut listening = true;
-        let deliver = |progress: &mut tokio::sync::watch::Receiver<
-            Option<rmcp::model::ProgressNotificationParam>,
-        >| {
+        let deliver = |progress: &mut ProgressReceiver| {
             let update = progress.borrow_and_update().as_ref().map(progress_update);
             if let Some(update) = update {
                 call.on_update.send(update);
@@ -262,9 +267,9 @@ impl McpTool {
             // both may be ready at once.
             tokio::select! {
                 biased;
-                changed = progress.changed(), if listening => match changed {
-                    Ok(()) => deliver(&mut progress),
-                    Err(_) => listening = false,
+                changed = changed(&mut progress) => match (changed, progress.as_mut()) {
+                    (true, Some(receiver)) => deliver(receiver),
+                    _ => progress = None,
                 },
                 () = call.signal.aborted() => {
                     cancel.send("aborted by the client").await;
@@ -274,12 +279,14 @@ impl McpTool {
             }
         };
         cancel.id = None;
-        // rmcp hands notifications to the handler on tasks of their own, so the last
-        // progress may still be on its way when the result is here: one turn of the
-        // scheduler lets it arrive.
-        tokio::task::yield_now().await;
-        if progress.has_changed().unwrap_or(false) {
-            deliver(&mut progress);
+        if let Some(progress) = progress.as_mut() {
+            // rmcp hands notifications to the handler on tasks of their own, so the last
+            // progress may still be on its way when the result is here: one turn of the
+            // scheduler lets it arrive.
+            tokio::task::yield_now().await;
+            if progress.has_changed().unwrap_or(false) {
+                deliver(progress);
+            }
         }
         Ok(outcome)
     }
@@ -321,6 +328,17 @@ impl McpTool {
             responses.insert(key, answer);
         }
         Ok(responses)
+    }
+}
+
+type ProgressReceiver =
+    tokio::sync::watch::Receiver<Option<rmcp::model::ProgressNotificationParam>>;
+
+/// Whether new progress came (`false`: none ever will); never, without a receiver.
+async fn changed(progress: &mut Option<ProgressReceiver>) -> bool {
+    match progress {
+        Some(progress) => progress.changed().await.is_ok(),
+        None => std::future::pending().await,
     }
 }
 

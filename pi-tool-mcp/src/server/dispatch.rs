@@ -115,7 +115,7 @@ impl PackServer {
         let run = input.scope(run_call_with_policy(
             &tool,
             &call_id,
-            arguments.clone(),
+            arguments,
             policy,
             signal,
             progress.on_update(),

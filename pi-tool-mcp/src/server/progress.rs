@@ -4,9 +4,10 @@
 //! rule). The tool's callback is synchronous and sending is not, so updates go through
 //! a channel to one task that sends them in order; [`ProgressForwarder::finish`] closes
 //! the channel and waits for that task, so every notification is on the wire before the
-//! call's result.
+//! call's result. The task and its channel are made at the first update: rmcp's clients
+//! put a progress token on every request, and most calls send no update.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use pi_tool_core::{JsonDetails, JsonToolResult, OnUpdate};
 use rmcp::model::ProgressToken;
@@ -16,13 +17,38 @@ use tokio::task::JoinHandle;
 
 use super::convert::progress_param;
 
-type Slot = Arc<Mutex<Option<mpsc::UnboundedSender<JsonToolResult>>>>;
+/// Where one call's updates go.
+enum Sending {
+    /// No update yet: where they would go.
+    Idle(Peer<RoleServer>, ProgressToken),
+    /// The task that sends them, and its channel.
+    Started(mpsc::UnboundedSender<JsonToolResult>, JoinHandle<()>),
+    /// The call has ended: later updates are dropped.
+    Closed,
+}
+
+type Slot = Arc<Mutex<Sending>>;
 
 /// Sends one call's progress updates to the client.
 pub(crate) struct ProgressForwarder {
     on_update: OnUpdate<Option<JsonDetails>>,
-    sender: Slot,
-    task: Option<JoinHandle<()>>,
+    sending: Option<Slot>,
+}
+
+/// Starts the task that sends a call's updates, in order, numbered from 1.
+fn start(peer: Peer<RoleServer>, token: ProgressToken) -> Sending {
+    let (tx, mut rx) = mpsc::unbounded_channel::<JsonToolResult>();
+    let task = tokio::spawn(async move {
+        let mut count = 0u64;
+        while let Some(update) = rx.recv().await {
+            count += 1;
+            // A client that went away cannot be told; the call goes on regardless.
+            let _ = peer
+                .notify_progress(progress_param(token.clone(), count, &update))
+                .await;
+        }
+    });
+    Sending::Started(tx, task)
 }
 
 impl ProgressForwarder {
@@ -31,34 +57,27 @@ impl ProgressForwarder {
         let Some(token) = token else {
             return ProgressForwarder {
                 on_update: OnUpdate::none(),
-                sender: Arc::new(Mutex::new(None)),
-                task: None,
+                sending: None,
             };
         };
-        let (tx, mut rx) = mpsc::unbounded_channel::<JsonToolResult>();
-        let task = tokio::spawn(async move {
-            let mut count = 0u64;
-            while let Some(update) = rx.recv().await {
-                count += 1;
-                // A client that went away cannot be told; the call goes on regardless.
-                let _ = peer
-                    .notify_progress(progress_param(token.clone(), count, &update))
-                    .await;
-            }
-        });
-        let sender: Slot = Arc::new(Mutex::new(Some(tx)));
-        let slot = sender.clone();
+        let slot: Slot = Arc::new(Mutex::new(Sending::Idle(peer, token)));
+        let sending = slot.clone();
         let on_update = OnUpdate::new(move |update: JsonToolResult| {
-            if let Ok(guard) = slot.lock()
-                && let Some(tx) = guard.as_ref()
-            {
+            let mut sending = sending.lock().unwrap_or_else(PoisonError::into_inner);
+            if matches!(*sending, Sending::Idle(..)) {
+                let Sending::Idle(peer, token) = std::mem::replace(&mut *sending, Sending::Closed)
+                else {
+                    return;
+                };
+                *sending = start(peer, token);
+            }
+            if let Sending::Started(tx, _) = &*sending {
                 let _ = tx.send(update);
             }
         });
         ProgressForwarder {
             on_update,
-            sender,
-            task: Some(task),
+            sending: Some(slot),
         }
     }
 
@@ -69,12 +88,18 @@ impl ProgressForwarder {
 
     /// Closes the callback (later updates are dropped, as in Pi) and waits until every
     /// earlier update has been sent.
-    pub(crate) async fn finish(mut self) {
+    pub(crate) async fn finish(self) {
         self.on_update.close();
-        if let Ok(mut guard) = self.sender.lock() {
-            guard.take();
-        }
-        if let Some(task) = self.task.take() {
+        let Some(slot) = self.sending else {
+            return;
+        };
+        let ended = std::mem::replace(
+            &mut *slot.lock().unwrap_or_else(PoisonError::into_inner),
+            Sending::Closed,
+        );
+        // Dropping the sender ends the task once it has sent what was queued.
+        if let Sending::Started(tx, task) = ended {
+            drop(tx);
             let _ = task.await;
         }
     }

@@ -29,7 +29,12 @@ impl PackServer {
     /// Every request gets exactly one answer, malformed ones included: see
     /// [`serve_io`](Self::serve_io).
     pub async fn serve_stdio(self) -> Result<(), ServeError> {
-        self.serve_io(tokio::io::stdin(), tokio::io::stdout()).await
+        // When both are pipes (as an MCP client starts a server), the non-blocking pipe
+        // driver: tokio's `stdin()`/`stdout()` hand every read and write to a blocking
+        // thread and back, two thread hops per message. Anything else (a terminal, a
+        // file) falls back to those.
+        let (read, write) = rmcp::transport::stdio_pipes();
+        self.serve_io(read, write).await
     }
 
     /// Serves newline-delimited JSON-RPC (MCP's stdio framing) read from `read` and

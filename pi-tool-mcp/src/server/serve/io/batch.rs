@@ -54,18 +54,9 @@ impl Batches {
         self.lock().revision.is_some()
     }
 
-    /// Reads the revision from rmcp's answer to `initialize`, if `line` is it.
-    pub(crate) fn observe(&self, line: &[u8]) {
-        let Ok(message) = serde_json::from_slice::<Value>(line) else {
-            return;
-        };
-        if let Some(revision) = message
-            .get("result")
-            .and_then(|result| result.get("protocolVersion"))
-            .and_then(Value::as_str)
-        {
-            self.lock().revision = Some(revision.to_owned());
-        }
+    /// Records the revision the server answered `initialize` with.
+    pub(crate) fn set_revision(&self, revision: String) {
+        self.lock().revision = Some(revision);
     }
 
     /// Whether the session takes batches (it agreed on 2025-03-26).

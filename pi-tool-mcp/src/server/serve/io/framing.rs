@@ -8,9 +8,9 @@
 //! `tools/call` params of the wrong shape with -32601 "method not found", and answers
 //! params that are a string or an array with id `null`. A client then waits forever or
 //! cannot match the answer. So this layer reads the lines itself, with a size limit,
-//! parses each once (serde_json's recursion limit bounds the depth, so nothing here
-//! recurses on input), answers the lines it can tell are broken, and passes every
-//! other line, byte for byte, to rmcp through an in-memory pipe:
+//! parses each (serde_json's recursion limit bounds the depth, so nothing here
+//! recurses on input), answers the lines it can tell are broken, and hands every other
+//! line to rmcp as rmcp's own reading of it (`transport.rs`):
 //!
 //! - a line that does not parse, or is over the limit: -32700 with the request's id
 //!   when a scan of the line's top level can read it, else id `null`;
@@ -30,18 +30,14 @@
 //! read is dropped here (rmcp would answer it with an id-less -32600). Responses from
 //! the client and well-formed notifications are passed on as they are.
 
-use std::sync::Arc;
-
 use rmcp::ServiceExt;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage};
 use rmcp::service::{RoleServer, Service};
-use rmcp::transport::async_rw::AsyncRwTransport;
 use serde_json::{Map, Value, json};
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::Mutex;
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite};
 
-use super::batch::Batches;
-use super::window::{Kind, Window, classify};
+use super::transport::{Checked, LineTransport, rmcp_reading};
+use super::window::Window;
 use crate::error::ServeError;
 
 /// The default limit on one incoming message (one line, without its newline): 16 MiB,
@@ -58,10 +54,9 @@ const PARSE_ERROR: i64 = -32700;
 const INVALID_REQUEST: i64 = -32600;
 const INVALID_PARAMS: i64 = -32602;
 
-type SharedWriter<W> = Arc<Mutex<W>>;
-
 /// Serves the rmcp service `server` on newline-delimited JSON-RPC read from `read` and
-/// written to `write`, answering broken lines itself (see the module docs).
+/// written to `write`, answering broken lines itself (see the module docs); the lines
+/// reach rmcp through [`LineTransport`].
 pub(crate) async fn serve_framed<S, R, W>(
     server: S,
     read: R,
@@ -74,209 +69,22 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let out = Arc::new(Mutex::new(write));
-    let (ours, theirs) = tokio::io::duplex(64 * 1024);
-    let (rmcp_read, rmcp_write) = tokio::io::split(theirs);
-    let (from_rmcp, to_rmcp) = tokio::io::split(ours);
-    // This layer already bounds every line it passes on.
-    let transport = AsyncRwTransport::<RoleServer, _, _>::new_server(rmcp_read, rmcp_write)
-        .with_max_line_length(usize::MAX);
     // Back-pressure: a client that stops reading stops being read (window.rs).
     let window = Window::new(max_pending_requests);
-    let batches = Batches::default();
-    let copy = tokio::spawn(copy_lines(
-        BufReader::new(from_rmcp),
-        out.clone(),
-        window.clone(),
-        batches.clone(),
-    ));
-    let feed = tokio::spawn(feed(
-        BufReader::new(read),
-        to_rmcp,
-        out,
-        max_message_bytes,
-        (window, batches),
-    ));
-    let served = match server.serve(transport).await {
+    let transport = LineTransport::new(read, write, max_message_bytes, window);
+    match server.serve(transport).await {
         Ok(running) => running
             .waiting()
             .await
             .map(|_| ())
             .map_err(|error| ServeError::Service(error.to_string())),
         Err(error) => Err(ServeError::Initialize(error.to_string())),
-    };
-    // The client may still be writing after rmcp stopped; nobody would read it.
-    feed.abort();
-    // rmcp has dropped its end of the pipe, so the copy ends once it has written all.
-    let _ = copy.await;
-    served
-}
-
-/// Copies rmcp's output to the client a whole line at a time, so the answers this layer
-/// writes never land inside one of rmcp's; a written answer frees its request's slot.
-/// An answer a batch waits for is held and written with the batch (batch.rs).
-async fn copy_lines<R, W>(mut from_rmcp: R, out: SharedWriter<W>, window: Window, batches: Batches)
-where
-    R: AsyncBufRead + Unpin,
-    W: AsyncWrite + Unpin,
-{
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        match from_rmcp.read_until(b'\n', &mut line).await {
-            Ok(0) | Err(_) => return,
-            Ok(_) => {
-                if !batches.revision_known() {
-                    batches.observe(&line);
-                }
-                let kind = classify(&line);
-                let written = match &kind {
-                    Kind::Response(id) => match batches.take(id, &line) {
-                        Some(None) => Ok(()),
-                        Some(Some(batch)) => write_line(&out, &batch).await,
-                        None => write_line(&out, &line).await,
-                    },
-                    _ => write_line(&out, &line).await,
-                };
-                if written.is_err() {
-                    return;
-                }
-                if let Kind::Response(id) = kind {
-                    window.leave(&id);
-                }
-            }
-        }
     }
 }
 
-async fn write_line<W: AsyncWrite + Unpin>(
-    out: &SharedWriter<W>,
-    line: &[u8],
-) -> std::io::Result<()> {
-    let mut out = out.lock().await;
-    out.write_all(line).await?;
-    out.flush().await
-}
-
-/// Reads the client's lines, answers the broken ones and passes the rest to rmcp, each
-/// request once the window has room for it; at the end of the input, closes rmcp's input
-/// so the service ends as it would on stdin's EOF.
-async fn feed<R, T, W>(
-    mut read: R,
-    mut to_rmcp: T,
-    out: SharedWriter<W>,
-    limit: usize,
-    (window, batches): (Window, Batches),
-) where
-    R: AsyncBufRead + Unpin,
-    T: AsyncWrite + Unpin,
-    W: AsyncWrite + Unpin,
-{
-    let mut reader = LineReader::new(limit);
-    loop {
-        let verdict = match reader.next(&mut read).await {
-            Ok(Line::Eof) | Err(_) => break,
-            Ok(Line::Complete) => match parse(reader.line()) {
-                Parsed::Message(_, Value::Array(items)) if batches.allowed() => {
-                    if feed_batch(items, &mut to_rmcp, &out, &window, &batches)
-                        .await
-                        .is_err()
-                    {
-                        break;
-                    }
-                    continue;
-                }
-                Parsed::Done(verdict) => verdict,
-                Parsed::Message(text, message) => check_parsed(text, &message),
-            },
-            Ok(Line::Oversized { length }) => {
-                Verdict::Answer(oversized_answer(reader.line(), limit, length))
-            }
-        };
-        let written = match verdict {
-            Verdict::Skip => Ok(()),
-            Verdict::Forward => forward(reader.line(), &mut to_rmcp, &window).await,
-            Verdict::Answer(response) => {
-                let mut bytes = response.to_string().into_bytes();
-                bytes.push(b'\n');
-                write_line(&out, &bytes).await
-            }
-        };
-        if written.is_err() {
-            break;
-        }
-    }
-    let _ = to_rmcp.shutdown().await;
-}
-
-/// Passes one checked line to rmcp, a request once the window has room for it.
-async fn forward<T: AsyncWrite + Unpin>(
-    line: &[u8],
-    to_rmcp: &mut T,
-    window: &Window,
-) -> std::io::Result<()> {
-    let what = classify(line);
-    if let Kind::Request(id) = &what {
-        window.enter(id.clone()).await;
-    }
-    to_rmcp.write_all(line).await?;
-    to_rmcp.write_all(b"\n").await?;
-    // rmcp sends no answer for a cancelled request.
-    if let Kind::Cancelled(id) = &what {
-        window.leave(id);
-    }
-    Ok(())
-}
-
-/// Serves a batch of a 2025-03-26 session (batch.rs): each message checked as a line of
-/// its own, the well-formed ones passed to rmcp, the answers gathered into one array.
-async fn feed_batch<T, W>(
-    items: Vec<Value>,
-    to_rmcp: &mut T,
-    out: &SharedWriter<W>,
-    window: &Window,
-    batches: &Batches,
-) -> std::io::Result<()>
-where
-    T: AsyncWrite + Unpin,
-    W: AsyncWrite + Unpin,
-{
-    if items.is_empty() {
-        let answer = error_response(None, INVALID_REQUEST, "Invalid request: an empty batch");
-        let mut bytes = answer.to_string().into_bytes();
-        bytes.push(b'\n');
-        return write_line(out, &bytes).await;
-    }
-    let mut answers = Vec::new();
-    let mut waiting = Vec::new();
-    let mut passed = Vec::new();
-    for item in items {
-        let text = serde_json::to_vec(&item).unwrap_or_default();
-        let verdict = if is_unreadable_notification(&item) {
-            Verdict::Skip
-        } else {
-            check_parsed(&text, &item)
-        };
-        match verdict {
-            Verdict::Skip => {}
-            Verdict::Answer(answer) => answers.push(Some(answer)),
-            Verdict::Forward => {
-                if let Kind::Request(id) = classify(&text) {
-                    waiting.push((id, answers.len()));
-                    answers.push(None);
-                }
-                passed.push(text);
-            }
-        }
-    }
-    // Opened before rmcp sees a message, so that no answer comes before its batch.
-    if let Some(line) = batches.open(answers, waiting) {
-        write_line(out, &line).await?;
-    }
-    for text in passed {
-        forward(&text, to_rmcp, window).await?;
-    }
-    Ok(())
+/// The answer to an empty batch.
+pub(crate) fn empty_batch_answer() -> Value {
+    error_response(None, INVALID_REQUEST, "Invalid request: an empty batch")
 }
 
 pub(crate) enum Line {
@@ -290,9 +98,18 @@ pub(crate) enum Line {
 }
 
 /// Reads `\n`-terminated lines without ever buffering more than the limit.
+///
+/// Cancel safe: a line read halfway (the future dropped at an await, as rmcp's service
+/// loop drops a transport's `receive`) stays in the reader, with what was seen of it,
+/// and the next call goes on with it.
 pub(crate) struct LineReader {
     limit: usize,
     buffer: Vec<u8>,
+    /// The bytes of the current line seen so far, kept or not.
+    length: usize,
+    oversized: bool,
+    /// A line is being read: the buffer holds its start, not the last line returned.
+    reading: bool,
 }
 
 impl LineReader {
@@ -300,6 +117,9 @@ impl LineReader {
         LineReader {
             limit,
             buffer: Vec::new(),
+            length: 0,
+            oversized: false,
+            reading: false,
         }
     }
 
@@ -311,21 +131,34 @@ impl LineReader {
         &mut self,
         read: &mut R,
     ) -> std::io::Result<Line> {
-        self.buffer.clear();
-        // The bytes of this line seen so far, kept or not.
-        let mut length = 0usize;
-        let mut oversized = false;
+        if !self.reading {
+            self.buffer.clear();
+            self.length = 0;
+            self.oversized = false;
+            self.reading = true;
+        }
+        let line = self.read(read).await;
+        // Ended (also by an error): the next call starts a new line.
+        self.reading = false;
+        line
+    }
+
+    async fn read<R: AsyncBufRead + Unpin>(&mut self, read: &mut R) -> std::io::Result<Line> {
         loop {
             let available = read.fill_buf().await?;
             if available.is_empty() {
                 // A last line without a newline is still a message.
-                return Ok(match (oversized, self.buffer.is_empty()) {
-                    (true, _) => Line::Oversized { length },
+                return Ok(match (self.oversized, self.buffer.is_empty()) {
+                    (true, _) => Line::Oversized {
+                        length: self.length,
+                    },
                     (false, true) => Line::Eof,
                     (false, false) => {
                         self.trim_carriage_return();
                         if self.buffer.len() > self.limit {
-                            Line::Oversized { length }
+                            Line::Oversized {
+                                length: self.length,
+                            }
                         } else {
                             Line::Complete
                         }
@@ -334,13 +167,13 @@ impl LineReader {
             }
             let newline = available.iter().position(|byte| *byte == b'\n');
             let chunk = &available[..newline.unwrap_or(available.len())];
-            length = length.saturating_add(chunk.len());
-            if !oversized && length > self.limit.saturating_add(1) {
+            self.length = self.length.saturating_add(chunk.len());
+            if !self.oversized && self.length > self.limit.saturating_add(1) {
                 // One byte of slack for a `\r` before the newline.
-                oversized = true;
+                self.oversized = true;
                 self.buffer.truncate(ID_SCAN_PREFIX);
             }
-            let room = if oversized {
+            let room = if self.oversized {
                 ID_SCAN_PREFIX.saturating_sub(self.buffer.len())
             } else {
                 chunk.len()
@@ -350,12 +183,16 @@ impl LineReader {
             let consumed = newline.map_or(available.len(), |at| at + 1);
             read.consume(consumed);
             if newline.is_some() {
-                if oversized {
-                    return Ok(Line::Oversized { length });
+                if self.oversized {
+                    return Ok(Line::Oversized {
+                        length: self.length,
+                    });
                 }
                 self.trim_carriage_return();
                 if self.buffer.len() > self.limit {
-                    return Ok(Line::Oversized { length });
+                    return Ok(Line::Oversized {
+                        length: self.length,
+                    });
                 }
                 return Ok(Line::Complete);
             }
@@ -445,7 +282,7 @@ pub(crate) fn check_parsed(text: &[u8], message: &Value) -> Verdict {
 
 /// A notification (a `method`, no `id`) rmcp cannot read. rmcp would answer it with an
 /// id-less -32600; JSON-RPC says a notification gets no answer, even a broken one.
-fn is_unreadable_notification(message: &Value) -> bool {
+pub(crate) fn is_unreadable_notification(message: &Value) -> bool {
     let Some(object) = message.as_object() else {
         return false;
     };
@@ -568,30 +405,61 @@ const KNOWN_REQUESTS: &[&str] = &[
     "logging/setLevel",
 ];
 
-/// -32602 for a known request whose params rmcp's own type rejects (after
-/// [`check_message`] found nothing to name); serde's text names Rust types, so it is not
-/// repeated.
-fn check_shape(message: &Value, text: &[u8]) -> Option<(Value, i64, String)> {
+/// The id and method of a request whose method rmcp's model knows, if `message` is one.
+fn known_request(message: &Value) -> Option<(&Value, &str)> {
     let object = message.as_object()?;
     let id = object.get("id").filter(|id| usable_id(id))?;
     let method = object.get("method").and_then(Value::as_str)?;
-    if !KNOWN_REQUESTS.contains(&method) {
-        return None;
-    }
-    let fits = match serde_json::from_slice::<ClientJsonRpcMessage>(text) {
+    KNOWN_REQUESTS.contains(&method).then_some((id, method))
+}
+
+/// Whether rmcp's reading of a known request is the request (not a custom one).
+fn fits(typed: &Result<ClientJsonRpcMessage, serde_json::Error>) -> bool {
+    match typed {
         Ok(JsonRpcMessage::Request(request)) => {
             !matches!(request.request, ClientRequest::CustomRequest(_))
         }
         Ok(_) => true,
         Err(_) => false,
-    };
-    (!fits).then(|| {
-        (
-            id.clone(),
-            INVALID_PARAMS,
-            format!("Invalid params: the params do not have the shape {method} takes"),
-        )
-    })
+    }
+}
+
+fn shape_error(id: &Value, method: &str) -> (Value, i64, String) {
+    (
+        id.clone(),
+        INVALID_PARAMS,
+        format!("Invalid params: the params do not have the shape {method} takes"),
+    )
+}
+
+/// -32602 for a known request whose params rmcp's own type rejects (after
+/// [`check_message`] found nothing to name); serde's text names Rust types, so it is not
+/// repeated.
+fn check_shape(message: &Value, text: &[u8]) -> Option<(Value, i64, String)> {
+    let (id, method) = known_request(message)?;
+    let typed = serde_json::from_slice::<ClientJsonRpcMessage>(text);
+    (!fits(&typed)).then(|| shape_error(id, method))
+}
+
+/// The verdict on a parsed line for the stdio transport: the checks of
+/// [`check_parsed`], with rmcp's own reading of the line (one parse serves as the shape
+/// check and as the message rmcp gets); a line rmcp's type does not read gets what
+/// rmcp's stdio transport gave it.
+pub(crate) fn check_line(text: &[u8], message: &Value) -> Checked {
+    if let Some((id, code, text)) = check_message(message) {
+        return Checked::Answer(error_response(Some(id), code, &text));
+    }
+    let typed = serde_json::from_slice::<ClientJsonRpcMessage>(text);
+    if let Some((id, method)) = known_request(message)
+        && !fits(&typed)
+    {
+        let (id, code, text) = shape_error(id, method);
+        return Checked::Answer(error_response(Some(id), code, &text));
+    }
+    match typed {
+        Ok(parsed) => Checked::Message(parsed),
+        Err(error) => Checked::Unread(rmcp_reading(message, &error)),
+    }
 }
 
 /// JSON-RPC ids rmcp can answer with: a string or an integer.

@@ -15,7 +15,6 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
-use serde_json::value::RawValue;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// How many requests of one stdio client may wait for their answers at once, unless
@@ -28,66 +27,53 @@ pub const DEFAULT_MAX_PENDING_REQUESTS: usize = 256;
 #[derive(Clone)]
 pub(crate) struct Window {
     slots: Arc<Semaphore>,
+    size: u32,
     pending: Arc<Mutex<HashMap<String, OwnedSemaphorePermit>>>,
 }
 
-/// The top level of a JSON-RPC message: its members' names, and their values as the
-/// raw text they are (nothing below the top level is built).
-type Head<'a> = HashMap<String, &'a RawValue>;
-
-/// What a line is, for the window.
+/// What a message is, for the window.
 pub(crate) enum Kind {
     /// A request with this id (normalised JSON text).
     Request(String),
-    /// A response (a `result` or an `error`) to the request with this id.
-    Response(String),
     /// `notifications/cancelled` for the request with this id.
     Cancelled(String),
-    /// Anything else.
+    /// Anything else (responses of the client to the server's requests too: a slot is
+    /// freed by the server's answer, `transport.rs`).
     Other,
 }
 
-/// The id as normalised JSON text, so that `1` and `1` (or `"a"` and `"\u0061"`) match.
-fn id_key(raw: &RawValue) -> Option<String> {
-    serde_json::from_str::<Value>(raw.get())
-        .ok()
+/// Classifies one message, by its top level.
+pub(crate) fn classify_value(message: &Value) -> Kind {
+    let id = message
+        .get("id")
         .filter(|id| !id.is_null())
-        .map(|id| id.to_string())
-}
-
-/// Classifies one line (already checked to parse, so its depth is bounded).
-pub(crate) fn classify(line: &[u8]) -> Kind {
-    let Ok(head) = serde_json::from_slice::<Head<'_>>(line) else {
-        return Kind::Other;
-    };
-    let id = head.get("id").copied().and_then(id_key);
-    let method = head
-        .get("method")
-        .and_then(|raw| serde_json::from_str::<String>(raw.get()).ok());
-    let answer = head.contains_key("result") || head.contains_key("error");
-    match (id, method.as_deref()) {
-        (Some(id), None) if answer => Kind::Response(id),
+        .map(Value::to_string);
+    let method = message.get("method").and_then(Value::as_str);
+    match (id, method) {
         (Some(id), Some(_)) => Kind::Request(id),
-        (None, Some("notifications/cancelled")) => {
-            cancelled_id(line).map_or(Kind::Other, Kind::Cancelled)
-        }
+        (None, Some("notifications/cancelled")) => message
+            .get("params")
+            .and_then(|params| params.get("requestId"))
+            .filter(|id| !id.is_null())
+            .map_or(Kind::Other, |id| Kind::Cancelled(id.to_string())),
         _ => Kind::Other,
     }
 }
 
-/// `params.requestId` of a cancellation (a small message: parsed whole).
-fn cancelled_id(line: &[u8]) -> Option<String> {
-    let message: Value = serde_json::from_slice(line).ok()?;
-    let id = message.get("params")?.get("requestId")?;
-    (!id.is_null()).then(|| id.to_string())
-}
-
 impl Window {
     pub(crate) fn new(size: usize) -> Self {
+        // At most `u32::MAX`, so that `drained` can take every slot at once.
+        let size = u32::try_from(size.max(1)).unwrap_or(u32::MAX);
         Window {
-            slots: Arc::new(Semaphore::new(size.max(1))),
+            slots: Arc::new(Semaphore::new(size as usize)),
+            size,
             pending: Arc::new(Mutex::new(HashMap::new())),
         }
+    }
+
+    /// Resolves once no request waits for its answer. Cancel safe.
+    pub(crate) async fn drained(&self) {
+        let _ = self.slots.acquire_many(self.size).await;
     }
 
     /// Takes a slot for request `id`, waiting while the window is full.
@@ -117,13 +103,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn lines_are_told_apart_by_their_top_level() {
+    fn messages_are_told_apart_by_their_top_level() {
+        let classify = |line: &[u8]| classify_value(&serde_json::from_slice(line).unwrap());
         let request = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x","arguments":{"result":1}}}"#;
         assert!(matches!(classify(request), Kind::Request(id) if id == "7"));
         let response = br#"{"jsonrpc":"2.0","id":"a","result":{"content":[]}}"#;
-        assert!(matches!(classify(response), Kind::Response(id) if id == "\"a\""));
+        assert!(matches!(classify(response), Kind::Other));
         let error = br#"{"jsonrpc":"2.0","id":7,"error":{"code":-1,"message":"m"}}"#;
-        assert!(matches!(classify(error), Kind::Response(id) if id == "7"));
+        assert!(matches!(classify(error), Kind::Other));
         let cancel = br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"\u0061"}}"#;
         assert!(matches!(classify(cancel), Kind::Cancelled(id) if id == "\"a\""));
         let other = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
