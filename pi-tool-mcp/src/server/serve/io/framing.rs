@@ -457,7 +457,7 @@ pub(crate) fn check_line(text: &[u8], message: &Value) -> Checked {
         return Checked::Answer(error_response(Some(id), code, &text));
     }
     match typed {
-        Ok(parsed) => Checked::Message(parsed),
+        Ok(parsed) => Checked::Message(Box::new(parsed)),
         Err(error) => Checked::Unread(rmcp_reading(message, &error)),
     }
 }

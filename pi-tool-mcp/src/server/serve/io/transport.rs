@@ -120,7 +120,7 @@ where
         match taken {
             Taken::Nothing => {}
             Taken::Answer(answer) => self.owe(&answer),
-            Taken::Message(message, kind) => self.ready.push_back((message, kind)),
+            Taken::Message(message, kind) => self.ready.push_back((*message, kind)),
             Taken::Batch(items) => self.take_batch(items),
         }
     }
@@ -158,7 +158,7 @@ where
         }
         for (checked, kind) in passed {
             match checked {
-                Checked::Message(message) => self.ready.push_back((message, kind)),
+                Checked::Message(message) => self.ready.push_back((*message, kind)),
                 Checked::Unread(Some(answer)) => self.owe(&answer),
                 Checked::Unread(None) | Checked::Answer(_) => {}
             }
@@ -170,7 +170,7 @@ where
 enum Taken {
     Nothing,
     Answer(Value),
-    Message(ClientJsonRpcMessage, Kind),
+    Message(Box<ClientJsonRpcMessage>, Kind),
     Batch(Vec<Value>),
 }
 
@@ -179,7 +179,7 @@ pub(crate) enum Checked {
     /// Answered by the framing (rmcp never sees it).
     Answer(Value),
     /// rmcp's message.
-    Message(ClientJsonRpcMessage),
+    Message(Box<ClientJsonRpcMessage>),
     /// rmcp's type does not read it: what rmcp answered then (`None`: nothing).
     Unread(Option<Value>),
 }
