@@ -5,13 +5,14 @@
 //! `Retry-After` (see [`HttpLimits`](crate::HttpLimits) for why new sessions are
 //! refused rather than old ones evicted).
 //!
-//! The cap is exact under concurrency: rmcp adds a session to its map only while it
-//! serves the `initialize`, so a request admitted holds an [`Opening`] until rmcp has
-//! answered it, and admissions, one at a time, count the sessions open plus those
-//! opening. A session already in the map whose `Opening` is still held counts twice
-//! for that moment, so an admission that finds the server full while openings are
-//! pending waits for them to settle (they take no client I/O: the body is read) and
-//! counts again; it is refused only when the sessions open alone fill the cap.
+//! The cap is exact under concurrency: rmcp's HTTP service adds a session to the
+//! session table only while it serves the `initialize`, so a request admitted holds an
+//! [`Opening`] until rmcp has answered it, and admissions, one at a time, count the
+//! sessions open plus those opening. A session already in the table whose `Opening` is
+//! still held counts twice for that moment, so an admission that finds the server full
+//! while openings are pending waits for them to settle (they take no client I/O: the
+//! body is read) and counts again; it is refused only when the sessions open alone fill
+//! the cap.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -50,7 +51,7 @@ pub(crate) struct Sessions {
 const SETTLE_WAIT: Duration = Duration::from_secs(1);
 
 /// A place taken at the session cap by a request that opens a session, until rmcp has
-/// answered it (by then the session is in rmcp's map, or was never made).
+/// answered it (by then the session is in the session table, or was never made).
 pub(crate) struct Opening(Arc<AtomicUsize>, Arc<Notify>);
 
 impl Drop for Opening {
