@@ -30,15 +30,11 @@
 //! read is dropped here (rmcp would answer it with an id-less -32600). Responses from
 //! the client and well-formed notifications are passed on as they are.
 
-use rmcp::ServiceExt;
-use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage};
-use rmcp::service::{RoleServer, Service};
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientRequest, ErrorData, JsonRpcMessage, ServerJsonRpcMessage,
+};
 use serde_json::{Map, Value, json};
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite};
-
-use super::transport::{Checked, LineTransport, rmcp_reading};
-use super::window::Window;
-use crate::error::ServeError;
+use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
 /// The default limit on one incoming message (one line, without its newline): 16 MiB,
 /// rmcp's own cap for stdio and for server-sent events, so a message acceptable over one
@@ -54,32 +50,81 @@ const PARSE_ERROR: i64 = -32700;
 const INVALID_REQUEST: i64 = -32600;
 const INVALID_PARAMS: i64 = -32602;
 
-/// Serves the rmcp service `server` on newline-delimited JSON-RPC read from `read` and
-/// written to `write`, answering broken lines itself (see the module docs); the lines
-/// reach rmcp through [`LineTransport`].
-pub(crate) async fn serve_framed<S, R, W>(
-    server: S,
-    read: R,
-    write: W,
-    max_message_bytes: usize,
-    max_pending_requests: usize,
-) -> Result<(), ServeError>
-where
-    S: Service<RoleServer>,
-    R: AsyncRead + Unpin + Send + 'static,
-    W: AsyncWrite + Unpin + Send + 'static,
-{
-    // Back-pressure: a client that stops reading stops being read (window.rs).
-    let window = Window::new(max_pending_requests);
-    let transport = LineTransport::new(read, write, max_message_bytes, window);
-    match server.serve(transport).await {
-        Ok(running) => running
-            .waiting()
-            .await
-            .map(|_| ())
-            .map_err(|error| ServeError::Service(error.to_string())),
-        Err(error) => Err(ServeError::Initialize(error.to_string())),
+/// The verdict on a message that passed the checks above.
+pub(crate) enum Checked {
+    /// Answered by the framing (rmcp never sees it).
+    Answer(Value),
+    /// rmcp's message.
+    Message(Box<ClientJsonRpcMessage>),
+    /// rmcp's type does not read it: what rmcp answered then (`None`: nothing).
+    Unread(Option<Value>),
+}
+
+/// What rmcp's own stdio transport does with a line its type does not read
+/// (`try_parse_with_compatibility` and `receive` in rmcp's `async_rw.rs`): a
+/// notification of a method it does not know, or a non-standard `notifications/…`
+/// method, is ignored, and so is a syntax error; any other message is answered -32600
+/// without an id.
+pub(crate) fn rmcp_reading(message: &Value, error: &serde_json::Error) -> Option<Value> {
+    if let Some(method) = message.get("method").and_then(Value::as_str) {
+        let notification = message.get("id").is_none();
+        let ignored = (notification && !is_standard_method(method))
+            || (method.starts_with("notifications/") && !is_standard_notification(method));
+        if ignored {
+            return None;
+        }
     }
+    if matches!(
+        error.classify(),
+        serde_json::error::Category::Syntax | serde_json::error::Category::Eof
+    ) {
+        return None;
+    }
+    let answer =
+        ServerJsonRpcMessage::error(ErrorData::invalid_request("Invalid request", None), None);
+    serde_json::to_value(answer).ok()
+}
+
+/// rmcp's list of standard methods (rmcp 3.11's `is_standard_method`).
+fn is_standard_method(method: &str) -> bool {
+    matches!(
+        method,
+        "initialize"
+            | "ping"
+            | "server/discover"
+            | "prompts/get"
+            | "prompts/list"
+            | "resources/list"
+            | "resources/read"
+            | "resources/subscribe"
+            | "resources/unsubscribe"
+            | "resources/templates/list"
+            | "subscriptions/listen"
+            | "tools/call"
+            | "tools/list"
+            | "completion/complete"
+            | "elicitation/create"
+            | "logging/setLevel"
+            | "roots/list"
+            | "sampling/createMessage"
+    ) || is_standard_notification(method)
+}
+
+/// rmcp's list of standard notifications (rmcp 3.11's `is_standard_notification`).
+fn is_standard_notification(method: &str) -> bool {
+    matches!(
+        method,
+        "notifications/cancelled"
+            | "notifications/initialized"
+            | "notifications/message"
+            | "notifications/progress"
+            | "notifications/prompts/list_changed"
+            | "notifications/resources/list_changed"
+            | "notifications/resources/updated"
+            | "notifications/roots/list_changed"
+            | "notifications/subscriptions/acknowledged"
+            | "notifications/tools/list_changed"
+    )
 }
 
 /// The answer to an empty batch.

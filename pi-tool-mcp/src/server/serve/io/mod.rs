@@ -9,5 +9,5 @@ mod transport;
 mod window;
 
 pub use framing::DEFAULT_MAX_MESSAGE_BYTES;
-pub(crate) use framing::serve_framed;
+pub(crate) use transport::serve_framed;
 pub use window::DEFAULT_MAX_PENDING_REQUESTS;

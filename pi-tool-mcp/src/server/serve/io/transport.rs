@@ -7,15 +7,16 @@
 //! its id, rmcp's own parse) and crossed the pipe and two more tasks each way. Here a
 //! line is parsed twice: once as a `Value` for the checks, once as rmcp's message (which
 //! is also the shape check). What rmcp did with a line it could not read is done here
-//! the same way ([`rmcp_reading`]), so the answers on the wire are unchanged.
+//! the same way ([`rmcp_reading`](super::framing::rmcp_reading)), so the answers on the
+//! wire are unchanged.
 
 use std::collections::VecDeque;
 use std::io;
 use std::sync::Arc;
 
-use rmcp::RoleServer;
-use rmcp::model::{ClientJsonRpcMessage, ErrorData, ServerJsonRpcMessage, ServerResult};
-use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::ServiceExt;
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage, ServerResult};
+use rmcp::service::{RoleServer, RxJsonRpcMessage, Service, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
@@ -24,10 +25,39 @@ use tokio::task::JoinHandle;
 
 use super::batch::Batches;
 use super::framing::{
-    Line, LineReader, Parsed, Verdict, check_line, empty_batch_answer, is_unreadable_notification,
-    oversized_answer, parse,
+    Checked, Line, LineReader, Parsed, Verdict, check_line, empty_batch_answer,
+    is_unreadable_notification, oversized_answer, parse,
 };
 use super::window::{Kind, Window, classify_value};
+use crate::error::ServeError;
+
+/// Serves the rmcp service `server` on newline-delimited JSON-RPC read from `read` and
+/// written to `write`, answering broken lines itself (see the module docs); the lines
+/// reach rmcp through [`LineTransport`] (the checks are `framing.rs`'s).
+pub(crate) async fn serve_framed<S, R, W>(
+    server: S,
+    read: R,
+    write: W,
+    max_message_bytes: usize,
+    max_pending_requests: usize,
+) -> Result<(), ServeError>
+where
+    S: Service<RoleServer>,
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    // Back-pressure: a client that stops reading stops being read (window.rs).
+    let window = Window::new(max_pending_requests);
+    let transport = LineTransport::new(read, write, max_message_bytes, window);
+    match server.serve(transport).await {
+        Ok(running) => running
+            .waiting()
+            .await
+            .map(|_| ())
+            .map_err(|error| ServeError::Service(error.to_string())),
+        Err(error) => Err(ServeError::Initialize(error.to_string())),
+    }
+}
 
 /// The shared output: rmcp's answers and ours, one whole line at a time.
 pub(crate) type Output<W> = Arc<Mutex<W>>;
@@ -172,83 +202,6 @@ enum Taken {
     Answer(Value),
     Message(Box<ClientJsonRpcMessage>, Kind),
     Batch(Vec<Value>),
-}
-
-/// The verdict on a message that passed the checks of `framing.rs`.
-pub(crate) enum Checked {
-    /// Answered by the framing (rmcp never sees it).
-    Answer(Value),
-    /// rmcp's message.
-    Message(Box<ClientJsonRpcMessage>),
-    /// rmcp's type does not read it: what rmcp answered then (`None`: nothing).
-    Unread(Option<Value>),
-}
-
-/// What rmcp's own stdio transport does with a line its type does not read
-/// (`try_parse_with_compatibility` and `receive` in rmcp's `async_rw.rs`): a
-/// notification of a method it does not know, or a non-standard `notifications/…`
-/// method, is ignored, and so is a syntax error; any other message is answered -32600
-/// without an id.
-pub(crate) fn rmcp_reading(message: &Value, error: &serde_json::Error) -> Option<Value> {
-    if let Some(method) = message.get("method").and_then(Value::as_str) {
-        let notification = message.get("id").is_none();
-        let ignored = (notification && !is_standard_method(method))
-            || (method.starts_with("notifications/") && !is_standard_notification(method));
-        if ignored {
-            return None;
-        }
-    }
-    if matches!(
-        error.classify(),
-        serde_json::error::Category::Syntax | serde_json::error::Category::Eof
-    ) {
-        return None;
-    }
-    let answer =
-        ServerJsonRpcMessage::error(ErrorData::invalid_request("Invalid request", None), None);
-    serde_json::to_value(answer).ok()
-}
-
-/// rmcp's list of standard methods (rmcp 3.11's `is_standard_method`).
-fn is_standard_method(method: &str) -> bool {
-    matches!(
-        method,
-        "initialize"
-            | "ping"
-            | "server/discover"
-            | "prompts/get"
-            | "prompts/list"
-            | "resources/list"
-            | "resources/read"
-            | "resources/subscribe"
-            | "resources/unsubscribe"
-            | "resources/templates/list"
-            | "subscriptions/listen"
-            | "tools/call"
-            | "tools/list"
-            | "completion/complete"
-            | "elicitation/create"
-            | "logging/setLevel"
-            | "roots/list"
-            | "sampling/createMessage"
-    ) || is_standard_notification(method)
-}
-
-/// rmcp's list of standard notifications (rmcp 3.11's `is_standard_notification`).
-fn is_standard_notification(method: &str) -> bool {
-    matches!(
-        method,
-        "notifications/cancelled"
-            | "notifications/initialized"
-            | "notifications/message"
-            | "notifications/progress"
-            | "notifications/prompts/list_changed"
-            | "notifications/resources/list_changed"
-            | "notifications/resources/updated"
-            | "notifications/roots/list_changed"
-            | "notifications/subscriptions/acknowledged"
-            | "notifications/tools/list_changed"
-    )
 }
 
 async fn write_line<W: AsyncWrite + Unpin>(out: &Output<W>, line: &[u8]) -> io::Result<()> {
