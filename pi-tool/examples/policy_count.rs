@@ -23,52 +23,12 @@ use std::sync::Arc;
 
 use pi_tool::agent::{Agent, AgentOptions, ConcurrencyLimits, RunPolicy};
 use pi_tool::model::AssistantContent;
-use pi_tool::schema::ToolSchema;
 use pi_tool::testing::{FauxModel, FauxTurn};
-use pi_tool::{
-    AgentTool, ConcurrencyClass, JsonToolResult, ToolError, ToolInvocation, ToolSpec, async_trait,
-    json,
-};
+use pi_tool::{AgentTool, ConcurrencyClass, json};
 
-struct Echo(ToolSpec);
-
-#[async_trait]
-impl AgentTool for Echo {
-    fn spec(&self) -> &ToolSpec {
-        &self.0
-    }
-
-    async fn execute(&self, call: ToolInvocation<'_>) -> Result<JsonToolResult, ToolError> {
-        let _ = (call.id, call.params);
-        Ok(JsonToolResult::text("ok", None))
-    }
-}
-
-struct Relay(ToolSpec);
-
-#[async_trait]
-impl AgentTool for Relay {
-    fn spec(&self) -> &ToolSpec {
-        &self.0
-    }
-
-    async fn execute(&self, call: ToolInvocation<'_>) -> Result<JsonToolResult, ToolError> {
-        let ctx = call
-            .context
-            .ok_or_else(|| ToolError::new("relay runs with a context"))?;
-        ctx.call_tool("echo", json!({"i": 0})).await
-    }
-}
-
-fn spec(name: &str) -> ToolSpec {
-    ToolSpec::new(
-        name,
-        name,
-        Arc::new(ToolSchema::from_json(
-            json!({"type": "object", "properties": {"i": {"type": "number"}}}),
-        )),
-    )
-}
+#[path = "../benches/support/policy_tools.rs"]
+mod policy_tools;
+use policy_tools::{Echo, Relay, spec};
 
 fn main() {
     let mut args = std::env::args().skip(1);
