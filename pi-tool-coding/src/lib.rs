@@ -308,10 +308,11 @@ impl CodingTools {
             shell: self.options.shell_path.as_deref(),
             agent_dir: self.options.agent_dir.as_deref(),
             powershell: false,
+            // With the widening the host granted this call, if it is a re-run.
             sandbox: match &self.options.sandbox {
                 None => None,
-                Some(BashSandbox::Cwd) => Some(Sandbox::for_root(ctx.cwd())),
-                Some(BashSandbox::Profile(sandbox)) => Some(sandbox.clone()),
+                Some(BashSandbox::Cwd) => Some(Sandbox::for_root(ctx.cwd()).for_current_call()),
+                Some(BashSandbox::Profile(sandbox)) => Some(sandbox.for_current_call()),
             },
         };
         bash::run(params, ctx.cwd(), config, signal, on_update).await

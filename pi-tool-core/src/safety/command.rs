@@ -260,7 +260,9 @@ impl Command {
         // Dropped last: every way out of this function, including the future being
         // dropped, kills what the child started (the group) and removes the sandbox's
         // private directory.
-        let contained = spawn_contained(self.build(), ProcessLeader::Group, self.sandbox.as_ref())
+        // With the widening the host granted this call, if it is a re-run.
+        let sandbox = self.sandbox.as_ref().map(Sandbox::for_current_call);
+        let contained = spawn_contained(self.build(), ProcessLeader::Group, sandbox.as_ref())
             .map_err(|error| self.spawn_error(error))?;
         let (mut child, group) = (contained.child, contained.group);
         let child = &mut child;
@@ -273,7 +275,7 @@ impl Command {
         // The sandbox's output limit, over both streams.
         let budget = OutputBudget {
             seen: AtomicU64::new(0),
-            limit: self.sandbox.as_ref().and_then(Sandbox::output_limit),
+            limit: sandbox.as_ref().and_then(Sandbox::output_limit),
             group,
         };
         let ended = {
@@ -323,7 +325,7 @@ impl Command {
                         error.kind()
                     ))
                 })?;
-                let sandbox_violations = match &self.sandbox {
+                let sandbox_violations = match &sandbox {
                     Some(sandbox) => {
                         #[cfg(unix)]
                         let signal = std::os::unix::process::ExitStatusExt::signal(&status);

@@ -35,6 +35,9 @@
 //!   from the tool's declared effects and enforced by the kernel (Linux: Landlock,
 //!   namespaces, seccomp); [`Command::sandbox`] takes one, and [`spawn_contained`] is the
 //!   one spawn (and [`ProcessGroup`] the one killer) of every process pi-tool starts.
+//!   What it refuses is a [`SandboxViolation`], which a host may turn into a question:
+//!   widen the profile for that one call ([`Widening`]) and run it again once
+//!   ([`SandboxScope`]).
 //!
 //! # Example
 //!
@@ -100,5 +103,6 @@ pub use path::{
 pub use redact::{MIN_SECRET_CHARS, REDACTED, Redactor, RedactorBuilder, RedactorError};
 pub use sandbox::{
     ContainedChild, Mechanism, ProcessGroup, ProcessLeader, SYSTEM_READ_DIRS, Sandbox,
-    SandboxError, SandboxViolation, SpawnError, ViolationKind, spawn_contained,
+    SandboxError, SandboxScope, SandboxViolation, SpawnError, ViolationKind, Widening,
+    spawn_contained,
 };

@@ -23,6 +23,10 @@
 //!
 //! A question waits for the user as long as the run lives: an abort ends the wait and
 //! blocks the call.
+//!
+//! The policy also answers a request to widen a call's sandbox after it refused
+//! something ([`WidenSandbox`], installed with `RunPolicy::widen_sandbox`): it asks its
+//! UI the runtime's question, and never grants a widening without one.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -31,6 +35,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use super::hooks::{ApprovalRequest, BeforeToolCall, BeforeToolCallContext, BeforeToolCallResult};
+use super::widen::{WidenSandbox, WidenSandboxContext};
 use crate::context::ExtensionUi;
 use pi_tool_core::AbortSignal;
 use pi_tool_core::ToolError;
@@ -164,22 +169,31 @@ impl ApprovalPolicy {
         };
         let title = format!("Run {tool_name}?");
         let message = confirmation(tool_name, annotations, args);
-        let answer = match signal {
-            Some(signal) => {
-                let asked = std::pin::pin!(ui.confirm(&title, &message));
-                let aborted = std::pin::pin!(signal.aborted());
-                match futures::future::select(asked, aborted).await {
-                    futures::future::Either::Left((answer, _)) => Some(answer),
-                    futures::future::Either::Right(((), _)) => None,
-                }
-            }
-            None => Some(ui.confirm(&title, &message).await),
-        };
-        match answer {
+        match confirm(ui, &title, &message, signal).await {
             Some(true) => BeforeToolCallResult::Allow,
             Some(false) => BeforeToolCallResult::block(format!("User denied {tool_name}")),
             None => BeforeToolCallResult::block(format!("The approval of {tool_name} was aborted")),
         }
+    }
+}
+
+/// Asks `ui`; `None` when `signal` aborted first.
+async fn confirm(
+    ui: &dyn ExtensionUi,
+    title: &str,
+    message: &str,
+    signal: Option<&AbortSignal>,
+) -> Option<bool> {
+    match signal {
+        Some(signal) => {
+            let asked = std::pin::pin!(ui.confirm(title, message));
+            let aborted = std::pin::pin!(signal.aborted());
+            match futures::future::select(asked, aborted).await {
+                futures::future::Either::Left((answer, _)) => Some(answer),
+                futures::future::Either::Right(((), _)) => None,
+            }
+        }
+        None => Some(ui.confirm(title, message).await),
     }
 }
 
@@ -224,5 +238,45 @@ impl BeforeToolCall for ApprovalPolicy {
                 Some(signal),
             )
             .await)
+    }
+}
+
+/// Asks to widen a call's sandbox as it asks before a call: through its UI, with the
+/// question the runtime wrote (what was refused, what is asked, what a re-run means).
+/// Deferred ([`defer`](ApprovalPolicy::defer)), it answers
+/// [`Ask`](BeforeToolCallResult::Ask), which nothing can wait for once the call has run:
+/// the model reads the violation. Without a UI it refuses, whatever
+/// [`WithoutUi`] says: a widening is granted only by someone who read the question.
+#[async_trait]
+impl WidenSandbox for ApprovalPolicy {
+    async fn widen_sandbox(
+        &self,
+        ctx: WidenSandboxContext<'_>,
+        signal: &AbortSignal,
+    ) -> Result<BeforeToolCallResult, ToolError> {
+        let name = &ctx.tool_call.name;
+        if self.defer {
+            let mut request = ctx.request.clone();
+            if let Some(ttl) = self.approval_ttl {
+                request = request.expires_in(ttl);
+            }
+            return Ok(BeforeToolCallResult::Ask(request));
+        }
+        let Some(ui) = self.ui.as_deref() else {
+            return Ok(BeforeToolCallResult::block(format!(
+                "widening the sandbox of {name} requires interactive approval"
+            )));
+        };
+        Ok(
+            match confirm(ui, &ctx.request.title, &ctx.request.message, Some(signal)).await {
+                Some(true) => BeforeToolCallResult::Allow,
+                Some(false) => BeforeToolCallResult::block(format!(
+                    "User denied widening the sandbox of {name}"
+                )),
+                None => BeforeToolCallResult::block(format!(
+                    "The approval of widening the sandbox of {name} was aborted"
+                )),
+            },
+        )
     }
 }

@@ -41,6 +41,7 @@ use super::limits::{self, RunCalls};
 use super::nested::{self, NestedRequest};
 use super::policy::RunPolicy;
 use super::suspend::{Resumed, Saving, SuspendedBatch};
+use super::widen;
 use crate::model::Context;
 use crate::model::{AssistantMessage, ToolCall, ToolResultMessage};
 use pi_tool_core::AbortSignal;
@@ -435,12 +436,33 @@ impl<'a> Batch<'a> {
         {
             return (error_result(ABORTED_MESSAGE), Some(ABORTED));
         }
-        let mut invocation =
-            ToolInvocation::new(&call.id, &*args, signal.clone(), on_update.clone());
-        if let Some(scope) = scope {
-            invocation = invocation.with_context(self.linked_context().with_call_scope(scope));
-        }
-        let outcome = self.config.policy.call.execute(&*tool, invocation).await;
+        let invocation = || {
+            let invocation =
+                ToolInvocation::new(&call.id, &*args, signal.clone(), on_update.clone());
+            match &scope {
+                Some(scope) => {
+                    invocation.with_context(self.linked_context().with_call_scope(scope.clone()))
+                }
+                None => invocation,
+            }
+        };
+        let outcome = match &self.config.policy.widen_sandbox {
+            None => self.config.policy.call.execute(&*tool, invocation()).await,
+            // Opt-in: a refusal of the call's sandbox may be widened for one re-run.
+            Some(hook) => {
+                let call = widen::WideningCall {
+                    call,
+                    args: &args,
+                    annotations: &tool.spec().annotations,
+                    parent_tool_call_id: nested.map(|n| &*n.parent_id),
+                    signal,
+                };
+                widen::execute(&**hook, call, || {
+                    self.config.policy.call.execute(&*tool, invocation())
+                })
+                .await
+            }
+        };
         if let Some(lease) = &lease {
             lease.give_back();
         }

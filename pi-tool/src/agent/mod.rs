@@ -38,6 +38,7 @@ mod run;
 mod stateful;
 mod suspend;
 mod telemetry;
+mod widen;
 
 pub use approval::{ApprovalPolicy, WithoutUi};
 pub use config::{AgentEventSink, Emit, LoopConfig, MessageSource};
@@ -56,3 +57,4 @@ pub use policy::RunPolicy;
 pub use run::{ContinueError, run_agent_loop, run_agent_loop_continue};
 pub use stateful::{AbortHandle, Agent};
 pub use suspend::{DEFAULT_APPROVAL_TTL, DEFAULT_LEASE, DurableRuns, RunOutcome, Suspension};
+pub use widen::{WidenSandbox, WidenSandboxContext};

@@ -16,6 +16,7 @@ use pi_tool_core::{CallPolicy, DEFAULT_MAX_DEPTH, ToolExecutionMode};
 
 use super::hooks::{AfterToolCall, BeforeToolCall};
 use super::limits::RunLimits;
+use super::widen::WidenSandbox;
 use pi_tool_core::concurrency::ConcurrencyLimits;
 
 /// How the tool calls of a run are executed: the agent's [`CallPolicy`] for each call,
@@ -56,6 +57,10 @@ pub struct RunPolicy {
     pub concurrency: ConcurrencyLimits,
     /// Limits on the number of calls per run and per turn, direct and nested.
     pub limits: RunLimits,
+    /// Asked when a call's sandbox refused something a widening for that one call would
+    /// allow; its approval runs the call once more, widened (`None`, the default: the
+    /// model reads the refusal).
+    pub widen_sandbox: Option<Arc<dyn WidenSandbox>>,
 }
 
 impl Default for RunPolicy {
@@ -71,6 +76,7 @@ impl Default for RunPolicy {
             max_call_depth: DEFAULT_MAX_DEPTH,
             concurrency: ConcurrencyLimits::new(),
             limits: RunLimits::new(),
+            widen_sandbox: None,
         }
     }
 }
@@ -137,6 +143,29 @@ impl RunPolicy {
         self.after_tool_call = Some(hook);
         self
     }
+
+    /// Offers to widen a call's sandbox after it refused something: `hook` is asked
+    /// (an [`ApprovalPolicy`](super::ApprovalPolicy) asks its UI), and its approval runs
+    /// that call once more with exactly the widening asked (`docs/sandbox.md`, "Asking
+    /// to widen").
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use pi_tool::agent::{ApprovalPolicy, RunPolicy};
+    /// # struct Terminal;
+    /// # impl pi_tool::context::ExtensionUi for Terminal {}
+    ///
+    /// let approval = Arc::new(ApprovalPolicy::new().ui(Arc::new(Terminal)));
+    /// let policy = RunPolicy::new()
+    ///     .before_tool_call(approval.clone()) // asks before destructive calls
+    ///     .widen_sandbox(approval); // asks when a sandbox refused something
+    /// # let _ = policy;
+    /// ```
+    #[must_use]
+    pub fn widen_sandbox(mut self, hook: Arc<dyn WidenSandbox>) -> Self {
+        self.widen_sandbox = Some(hook);
+        self
+    }
 }
 
 impl From<CallPolicy> for RunPolicy {
@@ -156,6 +185,7 @@ impl std::fmt::Debug for RunPolicy {
             .field("max_call_depth", &self.max_call_depth)
             .field("concurrency", &self.concurrency)
             .field("limits", &self.limits)
+            .field("widen_sandbox", &self.widen_sandbox.is_some())
             .finish()
     }
 }

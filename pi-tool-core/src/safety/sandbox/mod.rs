@@ -27,10 +27,16 @@
 //! Where the kernel lacks a mechanism a profile needs, the call is refused with a
 //! [`SandboxError`] naming it, unless the host allowed running without it
 //! ([`Sandbox::allow_missing`]).
+//!
+//! What the sandbox refuses is reported ([`SandboxViolation`]), and a host may turn a
+//! refusal into a question: widen the profile for that one call ([`Widening`], within
+//! the rule of [`Sandbox::widening_for`]) and run it again once ([`SandboxScope`]).
 
 mod kernel;
 mod process;
+mod scope;
 mod violation;
+mod widen;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -38,7 +44,9 @@ use std::time::Duration;
 use crate::tool::ToolAnnotations;
 
 pub use process::{ContainedChild, ProcessGroup, ProcessLeader, SpawnError, spawn_contained};
+pub use scope::SandboxScope;
 pub use violation::{SandboxViolation, ViolationKind};
+pub use widen::Widening;
 
 /// What a process started for a tool may do, enforced by the kernel (see the module
 /// docs). Build one with [`Sandbox::for_root`] or [`Sandbox::from_annotations`], then
@@ -52,6 +60,7 @@ pub struct Sandbox {
     wall_time: Option<Duration>,
     max_output_bytes: Option<u64>,
     missing_allowed: Vec<Mechanism>,
+    never_widen: Vec<PathBuf>,
 }
 
 /// A kernel mechanism the Linux sandbox is built from.
@@ -157,6 +166,7 @@ impl Sandbox {
             wall_time: None,
             max_output_bytes: None,
             missing_allowed: Vec::new(),
+            never_widen: Vec::new(),
         }
     }
 

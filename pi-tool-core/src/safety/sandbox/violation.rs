@@ -51,89 +51,6 @@ pub struct SandboxViolation {
 }
 
 impl SandboxViolation {
-    /// The violations a sandboxed call's `output` (stdout and stderr, in any order) and
-    /// its end (`signal`: the signal that killed it, if one did) show, each once, in
-    /// order of appearance. `cwd` resolves relative paths. Each is also a `tracing`
-    /// event (level WARN, target `pi_tool::sandbox`, fields `kind` and `path`) in the
-    /// current span, which in a tool's call is its `execute_tool` span.
-    pub fn find(output: &str, signal: Option<i32>, sandbox: &Sandbox, cwd: &Path) -> Vec<Self> {
-        let mut found: Vec<SandboxViolation> = Vec::new();
-        let mut push = |violation: SandboxViolation| {
-            if !found.contains(&violation) {
-                found.push(violation);
-            }
-        };
-        for line in output.lines() {
-            if line.contains("Read-only file system") {
-                let path = path_in(line, cwd);
-                if path.as_ref().is_none_or(|p| !sandbox.writes(p)) {
-                    push(SandboxViolation {
-                        kind: ViolationKind::Write,
-                        path,
-                    });
-                }
-            } else if line.contains("Permission denied") {
-                if !sandbox.allows_network() && mentions_connect(line) {
-                    push(SandboxViolation {
-                        kind: ViolationKind::Network,
-                        path: None,
-                    });
-                } else if let Some(path) = path_in(line, cwd) {
-                    let kind = if sandbox.reads(&path) {
-                        if sandbox.writes(&path) {
-                            continue;
-                        }
-                        ViolationKind::Write
-                    } else {
-                        ViolationKind::Read
-                    };
-                    push(SandboxViolation {
-                        kind,
-                        path: Some(path),
-                    });
-                }
-            } else if !sandbox.allows_network()
-                && (line.contains("Network is unreachable")
-                    || line.contains("Cannot assign requested address"))
-            {
-                push(SandboxViolation {
-                    kind: ViolationKind::Network,
-                    path: None,
-                });
-            } else if line.contains("Address family not supported") {
-                push(SandboxViolation {
-                    kind: ViolationKind::UnixSocket,
-                    path: None,
-                });
-            } else if line.contains("kill") && line.contains("No such process") {
-                push(SandboxViolation {
-                    kind: ViolationKind::Signal,
-                    path: None,
-                });
-            }
-        }
-        #[cfg(unix)]
-        if signal == Some(libc::SIGSYS) {
-            push(SandboxViolation {
-                kind: ViolationKind::SystemCall,
-                path: None,
-            });
-        }
-        #[cfg(not(unix))]
-        let _ = signal;
-        for violation in &found {
-            // In the current span: a tool's call runs inside its `execute_tool` span.
-            tracing::warn!(
-                target: "pi_tool::sandbox",
-                kind = ?violation.kind,
-                path = ?violation.path,
-                "{}",
-                violation.message()
-            );
-        }
-        found
-    }
-
     /// The sentence the model reads.
     pub fn message(&self) -> String {
         let path = self
@@ -163,6 +80,81 @@ impl SandboxViolation {
             }
         }
     }
+}
+
+/// The violations `output` and the end `signal` show (what
+/// [`SandboxViolation::find`] reports; `scope.rs` adds the reporting).
+pub(super) fn classify(
+    output: &str,
+    signal: Option<i32>,
+    sandbox: &Sandbox,
+    cwd: &Path,
+) -> Vec<SandboxViolation> {
+    let mut found: Vec<SandboxViolation> = Vec::new();
+    let mut push = |violation: SandboxViolation| {
+        if !found.contains(&violation) {
+            found.push(violation);
+        }
+    };
+    for line in output.lines() {
+        if line.contains("Read-only file system") {
+            let path = path_in(line, cwd);
+            if path.as_ref().is_none_or(|p| !sandbox.writes(p)) {
+                push(SandboxViolation {
+                    kind: ViolationKind::Write,
+                    path,
+                });
+            }
+        } else if line.contains("Permission denied") {
+            if !sandbox.allows_network() && mentions_connect(line) {
+                push(SandboxViolation {
+                    kind: ViolationKind::Network,
+                    path: None,
+                });
+            } else if let Some(path) = path_in(line, cwd) {
+                let kind = if sandbox.reads(&path) {
+                    if sandbox.writes(&path) {
+                        continue;
+                    }
+                    ViolationKind::Write
+                } else {
+                    ViolationKind::Read
+                };
+                push(SandboxViolation {
+                    kind,
+                    path: Some(path),
+                });
+            }
+        } else if !sandbox.allows_network()
+            && (line.contains("Network is unreachable")
+                || line.contains("Cannot assign requested address"))
+        {
+            push(SandboxViolation {
+                kind: ViolationKind::Network,
+                path: None,
+            });
+        } else if line.contains("Address family not supported") {
+            push(SandboxViolation {
+                kind: ViolationKind::UnixSocket,
+                path: None,
+            });
+        } else if line.contains("kill") && line.contains("No such process") {
+            push(SandboxViolation {
+                kind: ViolationKind::Signal,
+                path: None,
+            });
+        }
+    }
+    #[cfg(unix)]
+    if signal == Some(libc::SIGSYS) {
+        push(SandboxViolation {
+            kind: ViolationKind::SystemCall,
+            path: None,
+        });
+    }
+    #[cfg(not(unix))]
+    let _ = signal;
+    found
 }
 
 impl std::fmt::Display for SandboxViolation {
