@@ -171,7 +171,8 @@ fn mentions_connect(line: &str) -> bool {
 }
 
 /// The path an error line names: the first quoted one (`'/x'`, `"/x"`, `` `/x' ``), else
-/// the `: `-separated field just before the error's text, if it looks like a path.
+/// the `: `-separated field just before the error's text if it looks like a path, else
+/// that field's last word if it is an absolute path.
 fn path_in(line: &str, cwd: &Path) -> Option<PathBuf> {
     let quoted = ['\'', '"', '`', '‘', '“']
         .iter()
@@ -188,7 +189,12 @@ fn path_in(line: &str, cwd: &Path) -> Option<PathBuf> {
             field.contains("Permission denied") || field.contains("Read-only file system")
         })?;
         let field = fields.get(error.checked_sub(1)?)?.trim();
-        looks_like_path(field).then_some(field)
+        if looks_like_path(field) {
+            return Some(field);
+        }
+        // dash and others put words first: `sh: 1: cannot create /tmp/x: ...`.
+        let last = field.rsplit(' ').next()?;
+        (last.starts_with('/') && looks_like_path(last)).then_some(last)
     })?;
     let path = Path::new(text);
     let joined = if path.is_absolute() {
@@ -242,6 +248,8 @@ mod tests {
         let touch = find("touch: cannot touch '../x': Read-only file system");
         assert_eq!(touch[0].path.as_deref(), Some(Path::new("/work/x")));
         assert!(find("cat: ./own: Permission denied").is_empty());
+        let dash = find("sh: 1: cannot create /tmp/x/y: Read-only file system");
+        assert_eq!(dash[0].path.as_deref(), Some(Path::new("/tmp/x/y")));
         assert_eq!(
             find("curl: (7) Network is unreachable")[0].kind,
             ViolationKind::Network
