@@ -236,17 +236,33 @@ async fn a_refusal_past_the_rule_is_not_asked_about() {
         return;
     };
     // Its nearest existing directory is `/`, which is never widened; a Unix socket no
-    // profile allows.
+    // profile allows; then a write that may be asked about, the only question.
     let marker = format!("/pi-widen-rule-{}", std::process::id());
+    let allowed = f.o("allowed.txt");
     let commands = [
         format!("mkdir {marker}"),
         "python3 -c 'import socket; socket.socket(socket.AF_UNIX)'".to_owned(),
+        format!("echo ok > {}", allowed.display()),
     ];
-    let ui = ui(&[true, true]);
+    let ui = ui(&[true, true, true]);
     let texts = f.run(&commands, Some(ui.clone())).await;
-    assert!(asked(&ui).is_empty(), "{:?}", asked(&ui));
+    let asked = asked(&ui);
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert!(
+        asked[0]
+            .1
+            .contains(&format!("- make {} writable", f.outside.display())),
+        "{}",
+        asked[0].1
+    );
     assert!(!std::path::Path::new(&marker).exists());
     assert!(texts[0].contains("[sandbox]"), "{}", texts[0]);
+    assert!(
+        texts[1].contains("[sandbox] the sandbox refused a Unix socket"),
+        "{}",
+        texts[1]
+    );
+    assert_eq!(std::fs::read_to_string(&allowed).unwrap(), "ok\n");
 }
 
 #[tokio::test]
