@@ -10,7 +10,8 @@
 //!   aborts it.
 //!
 //! The replicas are this test binary run again (`replica_process`, which serves only
-//! when `SCALE_OUT_REPLICA` is set), so no extra binary is built.
+//! when `SCALE_OUT_REPLICA` is set), so no extra binary is built; the proxy and the
+//! replica start are `support/replicas.rs`.
 
 mod support;
 
@@ -21,10 +22,10 @@ use pi_tool::pack::{ToolOwner, ToolPack};
 use pi_tool::{AbortSignal, AgentToolResult, OnUpdate, ToolError, pi_tool};
 use pi_tool_mcp::PackServer;
 use serde_json::json;
+use support::replicas::{REPLICA_ADDR, round_robin, start_replica};
 use support::{Session, SseEvents, http_client, read_answer, read_until, result_text};
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::process::{Child, Command};
+use tokio::net::TcpListener;
+use tokio::process::Child;
 
 /// Calls of `work` running in this process.
 static LIVE: AtomicUsize = AtomicUsize::new(0);
@@ -102,7 +103,7 @@ fn replica_process() {
         pack.push(owner.clone(), Work).unwrap();
         pack.push(owner, LiveCalls).unwrap();
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        println!("REPLICA_ADDR={}", listener.local_addr().unwrap());
+        println!("{REPLICA_ADDR}{}", listener.local_addr().unwrap());
         PackServer::new(pack)
             .with_stateless_http(true)
             .serve_http(listener)
@@ -111,61 +112,12 @@ fn replica_process() {
     });
 }
 
-/// Starts one replica process and returns it with its address.
-async fn start_replica() -> (Child, String) {
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "replica_process",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("SCALE_OUT_REPLICA", "1")
-        .stdout(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let address = tokio::time::timeout(Duration::from_secs(30), async {
-        while let Some(line) = lines.next_line().await.unwrap() {
-            // libtest prints `test replica_process ... ` before it, on the same line.
-            if let Some((_, address)) = line.split_once("REPLICA_ADDR=") {
-                return address.trim().to_owned();
-            }
-        }
-        panic!("the replica exited before serving");
-    })
-    .await
-    .expect("the replica starts within 30 s");
-    (child, address)
-}
-
-/// A TCP proxy that hands each new connection to the next backend in turn.
-async fn round_robin(backends: Vec<String>) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        let mut next = 0usize;
-        while let Ok((mut client, _)) = listener.accept().await {
-            let backend = backends[next % backends.len()].clone();
-            next += 1;
-            tokio::spawn(async move {
-                let Ok(mut server) = TcpStream::connect(&backend).await else {
-                    return;
-                };
-                // Ends when either side closes; the other side is then closed too.
-                let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
-            });
-        }
-    });
-    format!("http://{address}/mcp")
-}
-
 async fn cluster() -> (Vec<Child>, String) {
-    let (a, address_a) = start_replica().await;
-    let (b, address_b) = start_replica().await;
-    let url = round_robin(vec![address_a, address_b]).await;
-    (vec![a, b], url)
+    let replica = [("SCALE_OUT_REPLICA", "1")];
+    let (a, address_a) = start_replica("replica_process", &replica).await;
+    let (b, address_b) = start_replica("replica_process", &replica).await;
+    let proxy = round_robin(vec![address_a, address_b]).await;
+    (vec![a, b], proxy.url)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

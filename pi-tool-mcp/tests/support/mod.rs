@@ -3,6 +3,8 @@
 //! sends on a POST's response is seen (rmcp's own client would hide duplicates).
 #![allow(dead_code)]
 
+pub mod replicas;
+
 use std::time::Duration;
 
 use serde_json::{Value, json};

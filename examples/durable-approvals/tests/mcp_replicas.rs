@@ -1,0 +1,469 @@
+//! MCP tasks shared by replica processes (issue 31): two server processes serving the
+//! same pack over stateless streamable HTTP (the 2026-07-28 revision: every request
+//! stands alone) with one PostgreSQL `SqlTaskStore`, behind the round-robin proxy of
+//! pi-tool-mcp's scale-out test (`support/replicas.rs`, included by path).
+//!
+//! - A task created on one replica is polled on the other, which answers its state and
+//!   its result (inlined in `tasks/get`: SEP-2663 has no `tasks/result` and no
+//!   `tasks/list`, and both replicas say so alike).
+//! - `tasks/cancel` on the replica that does not run the task: the task reads
+//!   `cancelled` at once on both, and the tool on the other replica sees its abort
+//!   within a few heartbeats.
+//! - A replica killed with SIGKILL while its task runs: the survivor reads the task
+//!   `failed` with `ORPHANED_TASK_MESSAGE` once the dead replica's heartbeat is stale.
+//! - SQLite: a finished task survives a restart (SIGKILL, a new process on the file).
+//!
+//! The replicas are this test binary run again (`replica_process`, which serves only
+//! when `MCP_TASK_REPLICA` names a store).
+
+#[path = "../../../pi-tool-mcp/tests/support/mod.rs"]
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use pi_tool::{AbortSignal, AgentToolResult, OnUpdate, ToolError, pi_tool, tool_pack};
+use pi_tool_mcp::{ORPHANED_TASK_MESSAGE, PackServer};
+use pi_tool_store::{PostgresStore, SqlTaskStore, SqliteStore};
+use serde_json::{Value, json};
+use support::replicas::{Proxy, REPLICA_ADDR, round_robin, start_replica};
+use support::{http_client, read_answer};
+use tokio::process::Child;
+
+/// The replicas' heartbeat: a task of a dead replica reads `failed` three beats later.
+const BEAT_MS: u64 = 100;
+
+#[pi_tool::params]
+struct SlowParams {
+    /// Steps to work.
+    steps: u64,
+    /// Milliseconds per step.
+    step_ms: u64,
+}
+
+/// Works `steps` steps of `step_ms`, then names the process that ran it. Writes
+/// `aborted <pid>` to `$MCP_TASK_REPLICA_DIR/events` when its abort signal fires.
+#[pi_tool(task_support = "required", read_only)]
+async fn slow(
+    _call_id: &str,
+    params: SlowParams,
+    signal: AbortSignal,
+    on_update: OnUpdate<u64>,
+) -> Result<AgentToolResult<u64>, ToolError> {
+    for step in 1..=params.steps {
+        if let Err(aborted) = signal.sleep(Duration::from_millis(params.step_ms)).await {
+            record(&format!("aborted {}", std::process::id()));
+            return Err(aborted);
+        }
+        on_update.send(AgentToolResult::text(format!("step {step}"), step));
+    }
+    Ok(AgentToolResult::text(
+        format!("worked {} steps in {}", params.steps, std::process::id()),
+        params.steps,
+    ))
+}
+
+fn record(line: &str) {
+    use std::io::Write;
+    let Some(dir) = std::env::var_os("MCP_TASK_REPLICA_DIR") else {
+        return;
+    };
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(Path::new(&dir).join("events"))
+        .unwrap();
+    writeln!(file, "{line}").unwrap();
+}
+
+/// A replica's entry point: does nothing unless the parent test started this binary
+/// with `MCP_TASK_REPLICA` set to a store (`sqlite:PATH` or a PostgreSQL URL); then
+/// serves the pack with its tasks in that store until killed.
+#[test]
+fn replica_process() {
+    let Some(store) = std::env::var_os("MCP_TASK_REPLICA") else {
+        return;
+    };
+    let store = store.into_string().unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let beat = Duration::from_millis(BEAT_MS);
+        let tasks = match store.strip_prefix("sqlite:") {
+            Some(path) => SqlTaskStore::sqlite(SqliteStore::open(path).await.unwrap(), beat).await,
+            None => {
+                SqlTaskStore::postgres(PostgresStore::connect(&store).await.unwrap(), beat).await
+            }
+        }
+        .unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        println!("{REPLICA_ADDR}{}", listener.local_addr().unwrap());
+        PackServer::new(tool_pack![Slow])
+            .with_task_store(tasks)
+            .with_stateless_http(true)
+            .serve_http(listener)
+            .await
+            .unwrap();
+    });
+}
+
+/// A client of the 2026-07-28 revision: no session, each request carries its
+/// protocol version and capabilities (the tasks extension) and is its own connection.
+struct Client {
+    http: reqwest::Client,
+    url: String,
+    next: AtomicU64,
+}
+
+impl Client {
+    fn new(url: &str) -> Client {
+        Client {
+            http: http_client(),
+            url: url.to_owned(),
+            next: AtomicU64::new(1),
+        }
+    }
+
+    /// One request; the JSON-RPC response.
+    async fn request(&self, method: &str, mut params: Value) -> Value {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "mcp-replicas-test", "version": "0"},
+            "io.modelcontextprotocol/clientCapabilities": {
+                "extensions": {"io.modelcontextprotocol/tasks": {}}},
+        });
+        let mut request = self
+            .http
+            .post(&self.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", method);
+        // The revision's routing header: the tool's name, or the task's id.
+        if let Some(name) = params["name"].as_str().or(params["taskId"].as_str()) {
+            request = request.header("mcp-name", name);
+        }
+        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let response = tokio::time::timeout(
+            Duration::from_secs(30),
+            request.body(message.to_string()).send(),
+        )
+        .await
+        .expect("an answer within 30 s")
+        .expect("the proxy answers");
+        let answer = read_answer(response).await;
+        answer
+            .messages
+            .into_iter()
+            .find(|m| m["id"] == json!(id))
+            .unwrap_or_else(|| panic!("no response to {method} ({id})"))
+    }
+
+    /// Calls `slow` as a task; the task's id.
+    async fn start(&self, steps: u64, step_ms: u64) -> String {
+        let answer = self
+            .request(
+                "tools/call",
+                json!({"name": "slow", "arguments": {"steps": steps, "step_ms": step_ms}}),
+            )
+            .await;
+        assert_eq!(answer["result"]["resultType"], "task", "{answer}");
+        answer["result"]["task"]["taskId"]
+            .as_str()
+            .or_else(|| answer["result"]["taskId"].as_str())
+            .unwrap_or_else(|| panic!("a task: {answer}"))
+            .to_owned()
+    }
+
+    /// `tasks/get`: the task's state.
+    async fn get(&self, task: &str) -> Value {
+        let answer = self.request("tasks/get", json!({"taskId": task})).await;
+        answer
+            .get("result")
+            .cloned()
+            .unwrap_or_else(|| panic!("tasks/get {task}: {answer}"))
+    }
+}
+
+/// The backends that served the requests with `method` naming `task` (any task: `""`),
+/// in order.
+fn served(proxy: &Proxy, method: &str, task: &str) -> Vec<usize> {
+    let method = format!("\"method\":\"{method}\"");
+    proxy
+        .routed()
+        .iter()
+        .filter(|r| r.request.contains(&method) && r.request.contains(task))
+        .map(|r| r.backend)
+        .collect()
+}
+
+/// Sends `tasks/get` for `task` until the next connection goes to `backend`.
+async fn turn_to(client: &Client, proxy: &Proxy, backend: usize, task: &str) {
+    while proxy.next_backend() != backend {
+        client.get(task).await;
+    }
+}
+
+fn result_text(state: &Value) -> &str {
+    state["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+}
+
+/// A fresh database on the test server for one test, or `None` (skipped) without
+/// `PI_TOOL_POSTGRES_URL` outside CI.
+async fn postgres_url(test: &str) -> Option<String> {
+    const VAR: &str = "PI_TOOL_POSTGRES_URL";
+    let Ok(base) = std::env::var(VAR) else {
+        if std::env::var_os("CI").is_some() {
+            panic!(
+                "{VAR} is not set under CI: start the server with scripts/postgres/pg-test start"
+            );
+        }
+        eprintln!("!!! SKIPPED {test}: {VAR} is not set (scripts/postgres/pg-test start)");
+        return None;
+    };
+    let name = format!("replicas_{}_{test}", std::process::id());
+    let (client, connection) = tokio_postgres::connect(&base, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    let task = tokio::spawn(connection);
+    client
+        .batch_execute(&format!("DROP DATABASE IF EXISTS {name}"))
+        .await
+        .unwrap();
+    client
+        .batch_execute(&format!("CREATE DATABASE {name}"))
+        .await
+        .unwrap();
+    drop(client);
+    let _ = task.await;
+    let (prefix, _) = base.rsplit_once('/').unwrap();
+    Some(format!("{prefix}/{name}"))
+}
+
+/// A fresh directory for one test's files.
+fn scratch(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("mcp-replicas-{test}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+async fn replica(store: &str, dir: &Path) -> (Child, String) {
+    let dir = dir.to_str().unwrap();
+    start_replica(
+        "replica_process",
+        &[("MCP_TASK_REPLICA", store), ("MCP_TASK_REPLICA_DIR", dir)],
+    )
+    .await
+}
+
+/// Two replicas on `store` behind a proxy; the processes, their pids, and the proxy.
+async fn cluster(store: &str, dir: &Path) -> (Vec<Child>, Vec<u32>, Proxy) {
+    let (a, address_a) = replica(store, dir).await;
+    let (b, address_b) = replica(store, dir).await;
+    let pids = vec![a.id().unwrap(), b.id().unwrap()];
+    let proxy = round_robin(vec![address_a, address_b]).await;
+    (vec![a, b], pids, proxy)
+}
+
+/// Polls `tasks/get` through the proxy until the task leaves `working`.
+async fn until_ended(client: &Client, task: &str, within: Duration) -> Value {
+    let started = Instant::now();
+    loop {
+        let state = client.get(task).await;
+        if state["status"] != "working" {
+            return state;
+        }
+        assert!(started.elapsed() < within, "still working after {within:?}: {state}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_created_on_one_replica_is_polled_on_the_other() {
+    let Some(url) = postgres_url("polled").await else {
+        return;
+    };
+    let dir = scratch("polled");
+    let (_replicas, pids, proxy) = cluster(&url, &dir).await;
+    let client = Client::new(&proxy.url);
+    let task = client.start(4, 100).await;
+    let [owner] = served(&proxy, "tools/call", "")[..] else {
+        panic!("one tools/call: {:?}", proxy.routed());
+    };
+    let other = 1 - owner;
+    // The other replica knows the task at once, working.
+    turn_to(&client, &proxy, other, &task).await;
+    let working = client.get(&task).await;
+    assert_eq!(working["status"], "working", "{working}");
+    // Both replicas poll it to its end, alternately; each reads the same result.
+    let done = until_ended(&client, &task, Duration::from_secs(10)).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    let expected = format!("worked 4 steps in {}", pids[owner]);
+    assert_eq!(result_text(&done), expected, "{done}");
+    for backend in [owner, other] {
+        turn_to(&client, &proxy, backend, &task).await;
+        let state = client.get(&task).await;
+        assert_eq!(state["status"], "completed", "on replica {backend}: {state}");
+        assert_eq!(state["result"], done["result"], "on replica {backend}");
+        assert_eq!(state["taskId"], json!(task));
+    }
+    let gets = served(&proxy, "tasks/get", &task);
+    assert!(
+        gets.contains(&owner) && gets.contains(&other),
+        "both replicas served tasks/get: {gets:?}"
+    );
+    // SEP-2663 inlines the result in tasks/get and lists no tasks: neither replica has
+    // tasks/result or tasks/list, and both say so the same way.
+    for backend in [0, 1] {
+        for method in ["tasks/result", "tasks/list"] {
+            turn_to(&client, &proxy, backend, &task).await;
+            let answer = client.request(method, json!({"taskId": task})).await;
+            assert_eq!(answer["error"]["code"], -32601, "{method} on {backend}: {answer}");
+        }
+    }
+    // An unknown task is -32602 on either replica.
+    for backend in [0, 1] {
+        turn_to(&client, &proxy, backend, &task).await;
+        let unknown = client.request("tasks/get", json!({"taskId": "nope"})).await;
+        assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+fn aborted_in(dir: &Path) -> Vec<String> {
+    std::fs::read_to_string(dir.join("events"))
+        .unwrap_or_default()
+        .lines()
+        .filter(|line| line.starts_with("aborted "))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_sent_to_the_other_replica_cancels_the_task_and_aborts_its_tool() {
+    let Some(url) = postgres_url("cancelled").await else {
+        return;
+    };
+    let dir = scratch("cancelled");
+    let (_replicas, pids, proxy) = cluster(&url, &dir).await;
+    let client = Client::new(&proxy.url);
+    let task = client.start(600, 100).await;
+    let [owner] = served(&proxy, "tools/call", "")[..] else {
+        panic!("one tools/call: {:?}", proxy.routed());
+    };
+    let other = 1 - owner;
+    turn_to(&client, &proxy, other, &task).await;
+    let cancelled_at = Instant::now();
+    let answer = client
+        .request("tasks/cancel", json!({"taskId": task}))
+        .await;
+    assert!(answer.get("result").is_some(), "{answer}");
+    assert_eq!(served(&proxy, "tasks/cancel", &task), [other]);
+    // Cancelled at once, whichever replica answers.
+    for backend in [owner, other] {
+        turn_to(&client, &proxy, backend, &task).await;
+        let state = client.get(&task).await;
+        assert_eq!(state["status"], "cancelled", "on replica {backend}: {state}");
+    }
+    // The tool on the owner sees its abort within a few beats.
+    let expected = format!("aborted {}", pids[owner]);
+    loop {
+        if aborted_in(&dir) == [expected.clone()] {
+            break;
+        }
+        assert!(
+            cancelled_at.elapsed() < Duration::from_secs(5),
+            "the tool on the owner was not aborted: {:?}",
+            aborted_in(&dir)
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let aborted_after = cancelled_at.elapsed();
+    // Its end does not overwrite the cancellation.
+    tokio::time::sleep(Duration::from_millis(BEAT_MS * 2)).await;
+    for backend in [owner, other] {
+        turn_to(&client, &proxy, backend, &task).await;
+        let state = client.get(&task).await;
+        assert_eq!(state["status"], "cancelled", "on replica {backend}: {state}");
+    }
+    println!(
+        "replicas: a tasks/cancel sent to the other replica aborted the tool on its owner \
+         after {:.3} s (heartbeat {BEAT_MS} ms)",
+        aborted_after.as_secs_f64()
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_whose_replica_was_killed_reads_failed_on_the_survivor() {
+    let Some(url) = postgres_url("killed").await else {
+        return;
+    };
+    let dir = scratch("killed");
+    let (mut replicas, _pids, proxy) = cluster(&url, &dir).await;
+    let client = Client::new(&proxy.url);
+    let task = client.start(600, 100).await;
+    let [owner] = served(&proxy, "tools/call", "")[..] else {
+        panic!("one tools/call: {:?}", proxy.routed());
+    };
+    let other = 1 - owner;
+    turn_to(&client, &proxy, other, &task).await;
+    assert_eq!(client.get(&task).await["status"], "working");
+    // SIGKILL: no destructor, no last write.
+    replicas[owner].kill().await.unwrap();
+    let killed_at = Instant::now();
+    let before = proxy.routed().len();
+    let failed = until_ended(&client, &task, Duration::from_secs(10)).await;
+    let noticed_after = killed_at.elapsed();
+    assert_eq!(failed["status"], "failed", "{failed}");
+    assert_eq!(failed["error"]["message"], ORPHANED_TASK_MESSAGE, "{failed}");
+    assert_eq!(failed["statusMessage"], ORPHANED_TASK_MESSAGE, "{failed}");
+    // Only the survivor answered since.
+    let after: Vec<usize> = proxy.routed()[before..].iter().map(|r| r.backend).collect();
+    assert!(
+        !after.is_empty() && after.iter().all(|&b| b == other),
+        "{after:?}"
+    );
+    assert!(
+        noticed_after >= Duration::from_millis(BEAT_MS * 2),
+        "failed before the owner's heartbeat went stale: {noticed_after:?}"
+    );
+    println!(
+        "replicas: the survivor read the killed replica's task failed {:.3} s after the kill \
+         (heartbeat {BEAT_MS} ms)",
+        noticed_after.as_secs_f64()
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_finished_task_survives_a_restart_of_its_process_on_sqlite() {
+    let dir = scratch("restart");
+    let store = format!("sqlite:{}", dir.join("tasks.db").display());
+    let (mut first, address) = replica(&store, &dir).await;
+    let first_pid = first.id().unwrap();
+    let client = Client::new(&format!("http://{address}/mcp"));
+    let task = client.start(2, 50).await;
+    let done = until_ended(&client, &task, Duration::from_secs(10)).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(result_text(&done), format!("worked 2 steps in {first_pid}"));
+    first.kill().await.unwrap();
+    // A new process on the same file.
+    let (second, address) = replica(&store, &dir).await;
+    assert_ne!(second.id(), Some(first_pid));
+    let client = Client::new(&format!("http://{address}/mcp"));
+    let state = client.get(&task).await;
+    assert_eq!(state["status"], "completed", "{state}");
+    assert_eq!(state["result"], done["result"]);
+    assert_eq!(state["createdAt"], done["createdAt"]);
+    drop(second);
+    let _ = std::fs::remove_dir_all(dir);
+}
