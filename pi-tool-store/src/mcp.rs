@@ -7,6 +7,12 @@
 //! lives, and each task it saves names it. A task still `working` whose owner's
 //! heartbeat is older than three beats belongs to a process that died, and `tasks/get`
 //! reads it `failed` ([`ORPHANED_TASK_MESSAGE`](pi_tool_mcp::ORPHANED_TASK_MESSAGE)).
+//!
+//! A task that has ended (`completed`, `failed`, `cancelled`) keeps that state: a save
+//! replaces a row only while its state has not ended, in one statement. `tasks/cancel`
+//! answered by a replica that does not run the task writes `cancelled`; the replica
+//! that runs it reads its running tasks back once a beat
+//! ([`cancel_check_interval`](TaskStore::cancel_check_interval)) and aborts the tool.
 
 use std::hash::{BuildHasher, RandomState};
 use std::time::Duration;
@@ -34,6 +40,7 @@ enum Backend {
 pub struct SqlTaskStore {
     backend: Backend,
     owner: String,
+    heartbeat_every: Duration,
     stale_after: Duration,
     heartbeat: tokio::task::JoinHandle<()>,
 }
@@ -100,6 +107,7 @@ impl SqlTaskStore {
         Ok(SqlTaskStore {
             backend,
             owner,
+            heartbeat_every: heartbeat,
             stale_after,
             heartbeat: task,
         })
@@ -141,6 +149,8 @@ async fn beat(backend: &Backend, owner: &str, stale_after: Duration) -> Result<(
 
 #[async_trait]
 impl TaskStore for SqlTaskStore {
+    // The row is replaced in the statement that checks it has not ended, so that a
+    // cancellation one replica writes and the end the owner writes cannot interleave.
     async fn save(&self, task_id: &str, state: Value, ttl: Duration) -> Result<(), TaskStoreError> {
         let (task_id, state, owner) = (task_id.to_owned(), state.to_string(), self.owner.clone());
         let now = now_ms();
@@ -155,7 +165,10 @@ impl TaskStore for SqlTaskStore {
                              VALUES (?1, ?2, ?3, ?4, ?5)
                              ON CONFLICT (task_id) DO UPDATE SET state = excluded.state,
                                 owner = excluded.owner, expires_at = excluded.expires_at,
-                                updated_at = excluded.updated_at",
+                                updated_at = excluded.updated_at
+                             WHERE COALESCE(json_extract(mcp_tasks.state, '$.status'), '')
+                                    NOT IN ('completed', 'failed', 'cancelled')
+                                OR mcp_tasks.expires_at <= excluded.updated_at",
                             rusqlite::params![task_id, state, owner, expires, now],
                         )
                         .map(drop)
@@ -172,7 +185,10 @@ impl TaskStore for SqlTaskStore {
                          VALUES ($1, $2, $3, $4, $5)
                          ON CONFLICT (task_id) DO UPDATE SET state = excluded.state,
                             owner = excluded.owner, expires_at = excluded.expires_at,
-                            updated_at = excluded.updated_at",
+                            updated_at = excluded.updated_at
+                         WHERE COALESCE(mcp_tasks.state::jsonb ->> 'status', '')
+                                NOT IN ('completed', 'failed', 'cancelled')
+                            OR mcp_tasks.expires_at <= excluded.updated_at",
                         &[&task_id, &state, &owner, &expires, &now],
                     )
                     .await
@@ -261,6 +277,10 @@ impl TaskStore for SqlTaskStore {
         }
         .map_err(task_error)?;
         Ok(alive != Some(true))
+    }
+
+    fn cancel_check_interval(&self) -> Option<Duration> {
+        Some(self.heartbeat_every)
     }
 }
 

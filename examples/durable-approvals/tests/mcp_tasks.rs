@@ -304,3 +304,36 @@ async fn a_task_whose_process_died_reads_failed_on_postgres() {
     };
     a_task_whose_process_died_reads_failed(Kind::Postgres(url)).await;
 }
+
+/// A task that ended keeps that state, whichever store (replica) saves after: the
+/// cancellation one replica records is not overwritten by the end its owner reaches.
+async fn an_ended_task_keeps_its_state(kind: Kind) {
+    use pi_tool_mcp::TaskStore;
+    let ttl = Duration::from_secs(60);
+    let (owner, other) = (open(&kind).await, open(&kind).await);
+    assert_eq!(owner.cancel_check_interval(), Some(BEAT));
+    let working = json!({"taskId": "t", "status": "working"});
+    let cancelled = json!({"taskId": "t", "status": "cancelled"});
+    owner.save("t", working.clone(), ttl).await.unwrap();
+    other.save("t", cancelled.clone(), ttl).await.unwrap();
+    let completed = json!({"taskId": "t", "status": "completed", "result": {}});
+    owner.save("t", completed, ttl).await.unwrap();
+    owner.save("t", working, ttl).await.unwrap();
+    assert_eq!(other.load("t").await.unwrap(), Some(cancelled.clone()));
+    assert_eq!(owner.load("t").await.unwrap(), Some(cancelled));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ended_task_keeps_its_state_on_sqlite() {
+    let path = sqlite_path("ended");
+    an_ended_task_keeps_its_state(Kind::Sqlite(path.clone())).await;
+    let _ = std::fs::remove_dir_all(path.parent().unwrap());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ended_task_keeps_its_state_on_postgres() {
+    let Some(url) = postgres_url("an_ended_task_keeps_its_state").await else {
+        return;
+    };
+    an_ended_task_keeps_its_state(Kind::Postgres(url)).await;
+}

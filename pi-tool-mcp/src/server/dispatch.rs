@@ -221,12 +221,21 @@ impl PackServer {
         tokio::spawn(async move {
             // A task no client finishes (questions never answered) ends with its time
             // to live, aborted, so that it does not stay in memory.
-            let (result, end) = match tokio::time::timeout(Tasks::TTL, &mut run).await {
-                Ok(ended) => ended,
-                Err(_) => {
-                    running.abort();
-                    run.await
+            let work = async {
+                match tokio::time::timeout(Tasks::TTL, &mut run).await {
+                    Ok(ended) => ended,
+                    Err(_) => {
+                        running.abort();
+                        run.await
+                    }
                 }
+            };
+            let mut work = std::pin::pin!(work);
+            // Another replica's `tasks/cancel` aborts the tool; the run then ends as
+            // the tool answers its abort.
+            let (result, end) = tokio::select! {
+                ended = &mut work => ended,
+                () = tasks.cancelled_elsewhere(&running) => work.await,
             };
             if let Some(hook) = &hook {
                 let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(&end)));

@@ -16,7 +16,11 @@
 //!
 //! What `tasks/get` reports lives behind [`TaskStore`], so that a store that outlives the
 //! process keeps finished tasks across a restart; [`MemoryTaskStore`] is the default.
-//! The running calls themselves stay in the process that runs them.
+//! The running calls themselves stay in the process that runs them. With a store that
+//! replicas share, `tasks/cancel` answered by a replica that does not run the task
+//! records it `cancelled` in the store (what every replica reads from then on), and the
+//! replica that runs it reads that back every [`TaskStore::cancel_check_interval`] and
+//! fires the tool's abort signal.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -45,7 +49,11 @@ impl std::error::Error for TaskStoreError {}
 /// across restarts; [`MemoryTaskStore`] keeps them in memory.
 #[async_trait]
 pub trait TaskStore: Send + Sync + 'static {
-    /// Writes the state of a task (creating it or replacing the last one).
+    /// Writes the state of a task (creating it or replacing the last one), unless the
+    /// state saved last has ended (its `status` is `completed`, `failed` or
+    /// `cancelled`): an ended task keeps that state, and this changes nothing. So a
+    /// cancellation another replica recorded is not overwritten by the end the tool
+    /// reaches afterwards; a store shared by processes must decide this atomically.
     async fn save(&self, task_id: &str, state: Value, ttl: Duration) -> Result<(), TaskStoreError>;
     /// The last state saved for a task, unless none was or it expired.
     async fn load(&self, task_id: &str) -> Result<Option<Value>, TaskStoreError>;
@@ -58,6 +66,23 @@ pub trait TaskStore: Send + Sync + 'static {
         let _ = task_id;
         Ok(false)
     }
+
+    /// How often the process running a task reads its state back, to learn that another
+    /// process recorded it `cancelled` (a `tasks/cancel` another replica answered) and
+    /// abort the tool. `None`, the default, for a store only this process writes: it
+    /// then never reads a running task back.
+    fn cancel_check_interval(&self) -> Option<Duration> {
+        None
+    }
+}
+
+/// Whether a saved task state has ended (`completed`, `failed` or `cancelled`): the
+/// states [`TaskStore::save`] never replaces.
+pub(crate) fn has_ended(state: &Value) -> bool {
+    matches!(
+        state.get("status").and_then(Value::as_str),
+        Some("completed" | "failed" | "cancelled")
+    )
 }
 
 /// The error of a task whose process died before it finished (`tasks/get` on another
@@ -96,6 +121,12 @@ impl TaskStore for MemoryTaskStore {
     async fn save(&self, task_id: &str, state: Value, ttl: Duration) -> Result<(), TaskStoreError> {
         let now = SystemTime::now();
         let mut tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((saved, expires)) = tasks.get(task_id)
+            && *expires > now
+            && has_ended(saved)
+        {
+            return Ok(());
+        }
         if !tasks.contains_key(task_id) && tasks.len() >= self.capacity {
             tasks.retain(|_, (_, expires)| *expires > now);
             if tasks.len() >= self.capacity {
@@ -158,6 +189,13 @@ fn store_error(error: TaskStoreError) -> rmcp::ErrorData {
 impl Running {
     /// Fires the tool's abort signal.
     pub(crate) fn abort(&self) {
+        self.abort.abort();
+    }
+
+    /// Marks the task cancelled (whatever the tool ends with) and fires its abort signal.
+    fn cancel(&self) {
+        self.cancelled
+            .store(true, std::sync::atomic::Ordering::SeqCst);
         self.abort.abort();
     }
 }
@@ -283,20 +321,55 @@ impl Tasks {
     }
 
     /// `tasks/cancel`: fires the tool's abort signal; the task settles `cancelled`. A
-    /// task that already ended is acknowledged as it is; an unknown id is -32602.
+    /// task another process runs (a store shared by replicas) is recorded `cancelled` in
+    /// the store, and that process aborts its tool when it reads it back
+    /// ([`Tasks::cancelled_elsewhere`]). A task that already ended (or whose process
+    /// died) is acknowledged as it is; an unknown id is -32602.
     pub(crate) async fn cancel(&self, task_id: &str) -> Result<(), rmcp::ErrorData> {
         match self.running(task_id) {
             Some(running) => {
-                running
-                    .cancelled
-                    .store(true, std::sync::atomic::Ordering::SeqCst);
-                running.abort.abort();
+                running.cancel();
                 self.save(&running, TaskPayload::Cancelled)
                     .await
                     .map_err(store_error)?;
                 Ok(())
             }
-            None => self.get(task_id).await.map(drop),
+            None => {
+                let detailed = self.get(task_id).await?;
+                if detailed.status().is_terminal() {
+                    return Ok(());
+                }
+                let mut task = detailed.task;
+                task.last_updated_at = timestamp(SystemTime::now());
+                let cancelled = DetailedTask::new(task, TaskPayload::Cancelled);
+                let state = serde_json::to_value(&cancelled).map_err(|error| {
+                    store_error(TaskStoreError(format!("a task that is not JSON: {error}")))
+                })?;
+                // Ignored by the store if the task ended meanwhile: that end stands.
+                self.store
+                    .save(task_id, state, TASK_TTL)
+                    .await
+                    .map_err(store_error)
+            }
+        }
+    }
+
+    /// Resolves once the store says another process cancelled this running task (see
+    /// [`TaskStore::cancel_check_interval`]), having fired the tool's abort signal;
+    /// never with a store only this process writes.
+    pub(crate) async fn cancelled_elsewhere(&self, running: &Running) {
+        let Some(every) = self.store.cancel_check_interval() else {
+            return std::future::pending().await;
+        };
+        loop {
+            tokio::time::sleep(every).await;
+            // A read that fails is tried again at the next check: the task runs on.
+            if let Ok(Some(state)) = self.store.load(&running.id).await
+                && state.get("status").and_then(Value::as_str) == Some("cancelled")
+            {
+                running.cancel();
+                return;
+            }
         }
     }
 
@@ -460,5 +533,23 @@ mod tests {
         assert_eq!(store.load("a").await.unwrap(), None);
         store.save("b", Value::from(2), TASK_TTL).await.unwrap();
         assert_eq!(store.load("b").await.unwrap(), Some(Value::from(2)));
+    }
+
+    #[tokio::test]
+    async fn an_ended_task_keeps_its_state() {
+        let store = MemoryTaskStore::default();
+        let working = serde_json::json!({"status": "working"});
+        let cancelled = serde_json::json!({"status": "cancelled"});
+        let completed = serde_json::json!({"status": "completed", "result": {}});
+        store.save("a", working.clone(), TASK_TTL).await.unwrap();
+        store.save("a", cancelled.clone(), TASK_TTL).await.unwrap();
+        store.save("a", completed.clone(), TASK_TTL).await.unwrap();
+        store.save("a", working, TASK_TTL).await.unwrap();
+        assert_eq!(store.load("a").await.unwrap(), Some(cancelled));
+        // Once expired, the id is free again.
+        let failed = serde_json::json!({"status": "failed", "error": {}});
+        store.save("b", completed, Duration::ZERO).await.unwrap();
+        store.save("b", failed.clone(), TASK_TTL).await.unwrap();
+        assert_eq!(store.load("b").await.unwrap(), Some(failed));
     }
 }
