@@ -9,6 +9,8 @@
 //! - `tasks/cancel` on the replica that does not run the task: the task reads
 //!   `cancelled` at once on both, and the tool on the other replica sees its abort
 //!   within a few heartbeats.
+//! - `tasks/update` on the replica that does not run the task: refused (-32603), the
+//!   task still waits; on the replica that runs it, taken.
 //! - A replica killed with SIGKILL while its task runs: the survivor reads the task
 //!   `failed` with `ORPHANED_TASK_MESSAGE` once the dead replica's heartbeat is stale.
 //! - SQLite: a finished task survives a restart (SIGKILL, a new process on the file).
@@ -23,6 +25,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use pi_tool::context::ExtensionContext;
 use pi_tool::{AbortSignal, AgentToolResult, OnUpdate, ToolError, pi_tool, tool_pack};
 use pi_tool_mcp::{ORPHANED_TASK_MESSAGE, PackServer};
 use pi_tool_store::{PostgresStore, SqlTaskStore, SqliteStore};
@@ -66,6 +69,21 @@ async fn slow(
     ))
 }
 
+#[pi_tool::params]
+struct ConfirmParams {
+    /// Milliseconds to wait before asking.
+    ms: u64,
+}
+
+/// Waits `ms`, then asks whether to go on (a task's question, `input_required`); says
+/// what it was told and which process asked.
+#[pi_tool(task_support = "required", read_only)]
+async fn confirm_later(params: ConfirmParams, ctx: ExtensionContext) -> Result<String, ToolError> {
+    tokio::time::sleep(Duration::from_millis(params.ms)).await;
+    let yes = ctx.ui().confirm("Go on?", "The test answers.").await;
+    Ok(format!("told {yes} in {}", std::process::id()))
+}
+
 fn record(line: &str) {
     use std::io::Write;
     let Some(dir) = std::env::var_os("MCP_TASK_REPLICA_DIR") else {
@@ -104,7 +122,7 @@ fn replica_process() {
         .unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         println!("{REPLICA_ADDR}{}", listener.local_addr().unwrap());
-        PackServer::new(tool_pack![Slow])
+        PackServer::new(tool_pack![Slow, ConfirmLater])
             .with_task_store(tasks)
             .with_stateless_http(true)
             .serve_http(listener)
@@ -137,6 +155,7 @@ impl Client {
             "io.modelcontextprotocol/protocolVersion": "2026-07-28",
             "io.modelcontextprotocol/clientInfo": {"name": "mcp-replicas-test", "version": "0"},
             "io.modelcontextprotocol/clientCapabilities": {
+                "elicitation": {},
                 "extensions": {"io.modelcontextprotocol/tasks": {}}},
         });
         let mut request = self
@@ -168,11 +187,14 @@ impl Client {
 
     /// Calls `slow` as a task; the task's id.
     async fn start(&self, steps: u64, step_ms: u64) -> String {
+        self.start_tool("slow", json!({"steps": steps, "step_ms": step_ms}))
+            .await
+    }
+
+    /// Calls `tool` as a task; the task's id.
+    async fn start_tool(&self, tool: &str, arguments: Value) -> String {
         let answer = self
-            .request(
-                "tools/call",
-                json!({"name": "slow", "arguments": {"steps": steps, "step_ms": step_ms}}),
-            )
+            .request("tools/call", json!({"name": tool, "arguments": arguments}))
             .await;
         assert_eq!(answer["result"]["resultType"], "task", "{answer}");
         answer["result"]["taskId"]
@@ -282,7 +304,10 @@ async fn until_ended(client: &Client, task: &str, within: Duration) -> Value {
         if state["status"] != "working" {
             return state;
         }
-        assert!(started.elapsed() < within, "still working after {within:?}: {state}");
+        assert!(
+            started.elapsed() < within,
+            "still working after {within:?}: {state}"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
@@ -312,7 +337,10 @@ async fn a_task_created_on_one_replica_is_polled_on_the_other() {
     for backend in [owner, other] {
         turn_to(&client, &proxy, backend, &task).await;
         let state = client.get(&task).await;
-        assert_eq!(state["status"], "completed", "on replica {backend}: {state}");
+        assert_eq!(
+            state["status"], "completed",
+            "on replica {backend}: {state}"
+        );
         assert_eq!(state["result"], done["result"], "on replica {backend}");
         assert_eq!(state["taskId"], json!(task));
     }
@@ -327,7 +355,10 @@ async fn a_task_created_on_one_replica_is_polled_on_the_other() {
         for method in ["tasks/result", "tasks/list"] {
             turn_to(&client, &proxy, backend, &task).await;
             let answer = client.request(method, json!({"taskId": task})).await;
-            assert_eq!(answer["error"]["code"], -32601, "{method} on {backend}: {answer}");
+            assert_eq!(
+                answer["error"]["code"], -32601,
+                "{method} on {backend}: {answer}"
+            );
         }
     }
     // An unknown task is -32602 on either replica.
@@ -372,7 +403,10 @@ async fn a_cancel_sent_to_the_other_replica_cancels_the_task_and_aborts_its_tool
     for backend in [owner, other] {
         turn_to(&client, &proxy, backend, &task).await;
         let state = client.get(&task).await;
-        assert_eq!(state["status"], "cancelled", "on replica {backend}: {state}");
+        assert_eq!(
+            state["status"], "cancelled",
+            "on replica {backend}: {state}"
+        );
     }
     // The tool on the owner sees its abort within a few beats.
     let expected = format!("aborted {}", pids[owner]);
@@ -393,13 +427,56 @@ async fn a_cancel_sent_to_the_other_replica_cancels_the_task_and_aborts_its_tool
     for backend in [owner, other] {
         turn_to(&client, &proxy, backend, &task).await;
         let state = client.get(&task).await;
-        assert_eq!(state["status"], "cancelled", "on replica {backend}: {state}");
+        assert_eq!(
+            state["status"], "cancelled",
+            "on replica {backend}: {state}"
+        );
     }
     println!(
         "replicas: a tasks/cancel sent to the other replica aborted the tool on its owner \
          after {:.3} s (heartbeat {BEAT_MS} ms)",
         aborted_after.as_secs_f64()
     );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_sent_to_the_other_replica_are_refused_and_the_owner_takes_them() {
+    let Some(url) = postgres_url("answered").await else {
+        return;
+    };
+    let dir = scratch("answered");
+    let (_replicas, pids, proxy) = cluster(&url, &dir).await;
+    let client = Client::new(&proxy.url);
+    let task = client.start_tool("confirm_later", json!({"ms": 50})).await;
+    let [owner] = served(&proxy, "tools/call", "")[..] else {
+        panic!("one tools/call: {:?}", proxy.routed());
+    };
+    let other = 1 - owner;
+    let asked = until_ended(&client, &task, Duration::from_secs(10)).await;
+    assert_eq!(asked["status"], "input_required", "{asked}");
+    let key = asked["inputRequests"]
+        .as_object()
+        .and_then(|requests| requests.keys().next().cloned())
+        .unwrap_or_else(|| panic!("a question: {asked}"));
+    let update = json!({"taskId": task, "inputResponses": {
+        key.clone(): {"action": "accept", "content": {"confirm": true}}}});
+    // The replica that does not run the task cannot hand the answer over: refused, and
+    // the task still waits for it.
+    turn_to(&client, &proxy, other, &task).await;
+    let refused = client.request("tasks/update", update.clone()).await;
+    assert_eq!(refused["error"]["code"], -32603, "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("another server process"), "{refused}");
+    assert!(message.contains("not delivered"), "{refused}");
+    assert_eq!(client.get(&task).await["status"], "input_required");
+    // The replica that runs it takes it, and the task ends there.
+    turn_to(&client, &proxy, owner, &task).await;
+    let taken = client.request("tasks/update", update).await;
+    assert!(taken.get("result").is_some(), "{taken}");
+    let done = until_ended(&client, &task, Duration::from_secs(10)).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(result_text(&done), format!("told true in {}", pids[owner]));
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -425,7 +502,10 @@ async fn a_task_whose_replica_was_killed_reads_failed_on_the_survivor() {
     let failed = until_ended(&client, &task, Duration::from_secs(10)).await;
     let noticed_after = killed_at.elapsed();
     assert_eq!(failed["status"], "failed", "{failed}");
-    assert_eq!(failed["error"]["message"], ORPHANED_TASK_MESSAGE, "{failed}");
+    assert_eq!(
+        failed["error"]["message"], ORPHANED_TASK_MESSAGE,
+        "{failed}"
+    );
     assert_eq!(failed["statusMessage"], ORPHANED_TASK_MESSAGE, "{failed}");
     // Only the survivor answered since.
     let after: Vec<usize> = proxy.routed()[before..].iter().map(|r| r.backend).collect();

@@ -1,7 +1,9 @@
 //! MCP tasks on pi-tool-store's stores (`SqlTaskStore`): a task created on one replica is
 //! polled on another (PostgreSQL, two `PackServer`s on their own connections), a finished
-//! task survives a restart (SQLite, a new server on the same file), and a task whose
-//! process died reads `failed` with a clear message (both).
+//! task survives a restart (SQLite, a new server on the same file), a task whose
+//! process died reads `failed` with a clear message (both), and a task that ended keeps
+//! that state whoever saves after (both). `mcp_replicas.rs` does the same across
+//! processes.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;

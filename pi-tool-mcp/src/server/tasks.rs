@@ -20,7 +20,8 @@
 //! replicas share, `tasks/cancel` answered by a replica that does not run the task
 //! records it `cancelled` in the store (what every replica reads from then on), and the
 //! replica that runs it reads that back every [`TaskStore::cancel_check_interval`] and
-//! fires the tool's abort signal.
+//! fires the tool's abort signal; `tasks/update` there is refused, since only the
+//! process running the task can hand its tool the answers.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -375,13 +376,26 @@ impl Tasks {
 
     /// `tasks/update`: answers to questions the task asked; answers to others are
     /// ignored. The task stays `input_required` until every question has its answer.
+    /// A task that ended is acknowledged as it is; one that another process runs (a
+    /// store shared by replicas) is refused, since only that process can hand the
+    /// answers to its tool.
     pub(crate) async fn update(
         &self,
         task_id: &str,
         responses: InputResponses,
     ) -> Result<(), rmcp::ErrorData> {
         let Some(running) = self.running(task_id) else {
-            return self.get(task_id).await.map(drop);
+            let detailed = self.get(task_id).await?;
+            if detailed.status().is_terminal() {
+                return Ok(());
+            }
+            return Err(rmcp::ErrorData::internal_error(
+                format!(
+                    "task {task_id} runs in another server process, and only that process \
+                     can take its answers: they were not delivered"
+                ),
+                Some(serde_json::json!({ "taskId": task_id })),
+            ));
         };
         let still_asked = {
             let mut input = running.input.lock().unwrap_or_else(PoisonError::into_inner);

@@ -1,4 +1,6 @@
-//! A small MCP client over streamable HTTP for the load and scale-out tests: reqwest for
+//! A small MCP client over streamable HTTP for the load and scale-out tests (and, by
+//! path, examples/durable-approvals' replica tests), with the replicas and the
+//! round-robin proxy of `replicas.rs`: reqwest for
 //! the HTTP, and server-sent events read by hand, so that every message the server
 //! sends on a POST's response is seen (rmcp's own client would hide duplicates).
 #![allow(dead_code)]
