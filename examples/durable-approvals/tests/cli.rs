@@ -4,14 +4,16 @@
 //! expired approvals are refused with a one-line reason; two resumers, one execution;
 //! `audit verify` finds an edited record.
 
+// The fresh-database helper of pi-tool-store's tests.
+#[path = "../../../pi-tool-store/tests/common/mod.rs"]
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-
-const POSTGRES_URL: &str = "PI_TOOL_POSTGRES_URL";
 
 struct Scratch(PathBuf);
 
@@ -33,42 +35,6 @@ impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
-}
-
-async fn postgres_url(test: &str) -> Option<String> {
-    let Ok(base) = std::env::var(POSTGRES_URL) else {
-        if std::env::var_os("CI").is_some() {
-            panic!(
-                "{POSTGRES_URL} is not set under CI: start the server with scripts/postgres/pg-test start"
-            );
-        }
-        eprintln!(
-            "!!! SKIPPED {test} on PostgreSQL: {POSTGRES_URL} is not set (scripts/postgres/pg-test start)"
-        );
-        return None;
-    };
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let name = format!(
-        "cli_{}_{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    );
-    let (client, connection) = tokio_postgres::connect(&base, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    let task = tokio::spawn(connection);
-    client
-        .batch_execute(&format!("DROP DATABASE IF EXISTS {name}"))
-        .await
-        .unwrap();
-    client
-        .batch_execute(&format!("CREATE DATABASE {name}"))
-        .await
-        .unwrap();
-    drop(client);
-    let _ = task.await;
-    let (prefix, _) = base.rsplit_once('/').unwrap();
-    Some(format!("{prefix}/{name}"))
 }
 
 struct Cli {
@@ -337,7 +303,7 @@ macro_rules! on_both {
                 #[tokio::test]
                 async fn $test() {
                     let dir = super::Scratch::new(stringify!($test));
-                    if let Some(url) = super::postgres_url(stringify!($test)).await {
+                    if let Some(url) = super::common::postgres_url(stringify!($test)).await {
                         super::$test(super::Cli { store: url, data: dir.0.join("data") }).await;
                     }
                 }
@@ -367,7 +333,7 @@ async fn an_edited_audit_record_is_found_on_sqlite() {
 #[tokio::test]
 async fn an_edited_audit_record_is_found_on_postgres() {
     let dir = Scratch::new("edit-pg");
-    let Some(url) = postgres_url("an_edited_audit_record_is_found").await else {
+    let Some(url) = common::postgres_url("an_edited_audit_record_is_found").await else {
         return;
     };
     let cli = Cli {

@@ -18,6 +18,9 @@
 //! The replicas are this test binary run again (`replica_process`, which serves only
 //! when `MCP_TASK_REPLICA` names a store).
 
+// The fresh-database helper of pi-tool-store's tests.
+#[path = "../../../pi-tool-store/tests/common/mod.rs"]
+mod common;
 #[path = "../../../pi-tool-mcp/tests/support/mod.rs"]
 mod support;
 
@@ -238,38 +241,6 @@ fn result_text(state: &Value) -> &str {
         .unwrap_or_default()
 }
 
-/// A fresh database on the test server for one test, or `None` (skipped) without
-/// `PI_TOOL_POSTGRES_URL` outside CI.
-async fn postgres_url(test: &str) -> Option<String> {
-    const VAR: &str = "PI_TOOL_POSTGRES_URL";
-    let Ok(base) = std::env::var(VAR) else {
-        if std::env::var_os("CI").is_some() {
-            panic!(
-                "{VAR} is not set under CI: start the server with scripts/postgres/pg-test start"
-            );
-        }
-        eprintln!("!!! SKIPPED {test}: {VAR} is not set (scripts/postgres/pg-test start)");
-        return None;
-    };
-    let name = format!("replicas_{}_{test}", std::process::id());
-    let (client, connection) = tokio_postgres::connect(&base, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    let task = tokio::spawn(connection);
-    client
-        .batch_execute(&format!("DROP DATABASE IF EXISTS {name}"))
-        .await
-        .unwrap();
-    client
-        .batch_execute(&format!("CREATE DATABASE {name}"))
-        .await
-        .unwrap();
-    drop(client);
-    let _ = task.await;
-    let (prefix, _) = base.rsplit_once('/').unwrap();
-    Some(format!("{prefix}/{name}"))
-}
-
 /// A fresh directory for one test's files.
 fn scratch(test: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("mcp-replicas-{test}-{}", std::process::id()));
@@ -314,7 +285,7 @@ async fn until_ended(client: &Client, task: &str, within: Duration) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_created_on_one_replica_is_polled_on_the_other() {
-    let Some(url) = postgres_url("polled").await else {
+    let Some(url) = common::postgres_url("polled").await else {
         return;
     };
     let dir = scratch("polled");
@@ -381,7 +352,7 @@ fn aborted_in(dir: &Path) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancel_sent_to_the_other_replica_cancels_the_task_and_aborts_its_tool() {
-    let Some(url) = postgres_url("cancelled").await else {
+    let Some(url) = common::postgres_url("cancelled").await else {
         return;
     };
     let dir = scratch("cancelled");
@@ -442,7 +413,7 @@ async fn a_cancel_sent_to_the_other_replica_cancels_the_task_and_aborts_its_tool
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn answers_sent_to_the_other_replica_are_refused_and_the_owner_takes_them() {
-    let Some(url) = postgres_url("answered").await else {
+    let Some(url) = common::postgres_url("answered").await else {
         return;
     };
     let dir = scratch("answered");
@@ -482,7 +453,7 @@ async fn answers_sent_to_the_other_replica_are_refused_and_the_owner_takes_them(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_whose_replica_was_killed_reads_failed_on_the_survivor() {
-    let Some(url) = postgres_url("killed").await else {
+    let Some(url) = common::postgres_url("killed").await else {
         return;
     };
     let dir = scratch("killed");

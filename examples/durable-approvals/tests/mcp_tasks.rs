@@ -5,6 +5,10 @@
 //! that state whoever saves after (both). `mcp_replicas.rs` does the same across
 //! processes.
 
+// The fresh-database helper of pi-tool-store's tests.
+#[path = "../../../pi-tool-store/tests/common/mod.rs"]
+mod common;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -141,43 +145,6 @@ fn text(state: &Value) -> String {
         .to_owned()
 }
 
-async fn postgres_url(test: &str) -> Option<String> {
-    const VAR: &str = "PI_TOOL_POSTGRES_URL";
-    let Ok(base) = std::env::var(VAR) else {
-        if std::env::var_os("CI").is_some() {
-            panic!(
-                "{VAR} is not set under CI: start the server with scripts/postgres/pg-test start"
-            );
-        }
-        eprintln!(
-            "!!! SKIPPED {test} on PostgreSQL: {VAR} is not set (scripts/postgres/pg-test start)"
-        );
-        return None;
-    };
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let name = format!(
-        "tasks_{}_{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    );
-    let (client, connection) = tokio_postgres::connect(&base, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    let task = tokio::spawn(connection);
-    client
-        .batch_execute(&format!("DROP DATABASE IF EXISTS {name}"))
-        .await
-        .unwrap();
-    client
-        .batch_execute(&format!("CREATE DATABASE {name}"))
-        .await
-        .unwrap();
-    drop(client);
-    let _ = task.await;
-    let (prefix, _) = base.rsplit_once('/').unwrap();
-    Some(format!("{prefix}/{name}"))
-}
-
 fn sqlite_path(tag: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("durable-tasks-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -189,7 +156,7 @@ const BEAT: Duration = Duration::from_millis(50);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_replicas_share_tasks_on_postgres() {
-    let Some(url) = postgres_url("two_replicas_share_tasks").await else {
+    let Some(url) = common::postgres_url("two_replicas_share_tasks").await else {
         return;
     };
     let a = Session::open(server(
@@ -301,7 +268,7 @@ async fn a_task_whose_process_died_reads_failed_on_sqlite() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_whose_process_died_reads_failed_on_postgres() {
-    let Some(url) = postgres_url("a_task_whose_process_died_reads_failed").await else {
+    let Some(url) = common::postgres_url("a_task_whose_process_died_reads_failed").await else {
         return;
     };
     a_task_whose_process_died_reads_failed(Kind::Postgres(url)).await;
@@ -334,7 +301,7 @@ async fn an_ended_task_keeps_its_state_on_sqlite() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_ended_task_keeps_its_state_on_postgres() {
-    let Some(url) = postgres_url("an_ended_task_keeps_its_state").await else {
+    let Some(url) = common::postgres_url("an_ended_task_keeps_its_state").await else {
         return;
     };
     an_ended_task_keeps_its_state(Kind::Postgres(url)).await;
