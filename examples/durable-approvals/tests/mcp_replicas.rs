@@ -24,10 +24,11 @@ mod common;
 #[path = "../../../pi-tool-mcp/tests/support/mod.rs"]
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use common::TempDir;
 use pi_tool::context::ExtensionContext;
 use pi_tool::{AbortSignal, AgentToolResult, OnUpdate, ToolError, pi_tool, tool_pack};
 use pi_tool_mcp::{ORPHANED_TASK_MESSAGE, PackServer};
@@ -188,14 +189,8 @@ impl Client {
             .unwrap_or_else(|| panic!("no response to {method} ({id})"))
     }
 
-    /// Calls `slow` as a task; the task's id.
-    async fn start(&self, steps: u64, step_ms: u64) -> String {
-        self.start_tool("slow", json!({"steps": steps, "step_ms": step_ms}))
-            .await
-    }
-
     /// Calls `tool` as a task; the task's id.
-    async fn start_tool(&self, tool: &str, arguments: Value) -> String {
+    async fn start(&self, tool: &str, arguments: Value) -> String {
         let answer = self
             .request("tools/call", json!({"name": tool, "arguments": arguments}))
             .await;
@@ -228,25 +223,10 @@ fn served(proxy: &Proxy, method: &str, task: &str) -> Vec<usize> {
         .collect()
 }
 
-/// Sends `tasks/get` for `task` until the next connection goes to `backend`.
-async fn turn_to(client: &Client, proxy: &Proxy, backend: usize, task: &str) {
-    while proxy.next_backend() != backend {
-        client.get(task).await;
-    }
-}
-
 fn result_text(state: &Value) -> &str {
     state["result"]["content"][0]["text"]
         .as_str()
         .unwrap_or_default()
-}
-
-/// A fresh directory for one test's files.
-fn scratch(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("mcp-replicas-{test}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 async fn replica(store: &str, dir: &Path) -> (Child, String) {
@@ -258,13 +238,57 @@ async fn replica(store: &str, dir: &Path) -> (Child, String) {
     .await
 }
 
-/// Two replicas on `store` behind a proxy; the processes, their pids, and the proxy.
-async fn cluster(store: &str, dir: &Path) -> (Vec<Child>, Vec<u32>, Proxy) {
-    let (a, address_a) = replica(store, dir).await;
-    let (b, address_b) = replica(store, dir).await;
-    let pids = vec![a.id().unwrap(), b.id().unwrap()];
-    let proxy = round_robin(vec![address_a, address_b]).await;
-    (vec![a, b], pids, proxy)
+/// Two replicas on one fresh PostgreSQL database behind a proxy, and a client of it.
+struct Cluster {
+    replicas: Vec<Child>,
+    pids: Vec<u32>,
+    proxy: Proxy,
+    client: Client,
+    /// Where the replicas' tools write `events`; removed at drop.
+    dir: TempDir,
+}
+
+impl Cluster {
+    /// `None` (skipped, said loudly) without a test server outside CI.
+    async fn start(test: &str) -> Option<Cluster> {
+        let url = common::postgres_url(test).await?;
+        let dir = TempDir::new(test);
+        let (a, address_a) = replica(&url, &dir.0).await;
+        let (b, address_b) = replica(&url, &dir.0).await;
+        let pids = vec![a.id().unwrap(), b.id().unwrap()];
+        let proxy = round_robin(vec![address_a, address_b]).await;
+        let client = Client::new(&proxy.url);
+        Some(Cluster {
+            replicas: vec![a, b],
+            pids,
+            proxy,
+            client,
+            dir,
+        })
+    }
+
+    /// Calls `tool` as a task through the proxy; the task, the replica that runs it
+    /// (the one its `tools/call` reached) and the other one.
+    async fn task(&self, tool: &str, arguments: Value) -> (String, usize, usize) {
+        let task = self.client.start(tool, arguments).await;
+        let [owner] = served(&self.proxy, "tools/call", "")[..] else {
+            panic!("one tools/call: {:?}", self.proxy.routed());
+        };
+        (task, owner, 1 - owner)
+    }
+
+    /// Sends `tasks/get` for `task` until the next connection goes to `backend`.
+    async fn turn_to(&self, backend: usize, task: &str) {
+        while self.proxy.next_backend() != backend {
+            self.client.get(task).await;
+        }
+    }
+
+    /// `tasks/get` on `backend`.
+    async fn get_on(&self, backend: usize, task: &str) -> Value {
+        self.turn_to(backend, task).await;
+        self.client.get(task).await
+    }
 }
 
 /// Polls `tasks/get` through the proxy until the task leaves `working`.
@@ -285,29 +309,22 @@ async fn until_ended(client: &Client, task: &str, within: Duration) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_created_on_one_replica_is_polled_on_the_other() {
-    let Some(url) = common::postgres_url("polled").await else {
+    let Some(cluster) = Cluster::start("polled").await else {
         return;
     };
-    let dir = scratch("polled");
-    let (_replicas, pids, proxy) = cluster(&url, &dir).await;
-    let client = Client::new(&proxy.url);
-    let task = client.start(4, 100).await;
-    let [owner] = served(&proxy, "tools/call", "")[..] else {
-        panic!("one tools/call: {:?}", proxy.routed());
-    };
-    let other = 1 - owner;
+    let (task, owner, other) = cluster
+        .task("slow", json!({"steps": 4, "step_ms": 100}))
+        .await;
     // The other replica knows the task at once, working.
-    turn_to(&client, &proxy, other, &task).await;
-    let working = client.get(&task).await;
+    let working = cluster.get_on(other, &task).await;
     assert_eq!(working["status"], "working", "{working}");
     // Both replicas poll it to its end, alternately; each reads the same result.
-    let done = until_ended(&client, &task, Duration::from_secs(10)).await;
+    let done = until_ended(&cluster.client, &task, Duration::from_secs(10)).await;
     assert_eq!(done["status"], "completed", "{done}");
-    let expected = format!("worked 4 steps in {}", pids[owner]);
+    let expected = format!("worked 4 steps in {}", cluster.pids[owner]);
     assert_eq!(result_text(&done), expected, "{done}");
     for backend in [owner, other] {
-        turn_to(&client, &proxy, backend, &task).await;
-        let state = client.get(&task).await;
+        let state = cluster.get_on(backend, &task).await;
         assert_eq!(
             state["status"], "completed",
             "on replica {backend}: {state}"
@@ -315,7 +332,7 @@ async fn a_task_created_on_one_replica_is_polled_on_the_other() {
         assert_eq!(state["result"], done["result"], "on replica {backend}");
         assert_eq!(state["taskId"], json!(task));
     }
-    let gets = served(&proxy, "tasks/get", &task);
+    let gets = served(&cluster.proxy, "tasks/get", &task);
     assert!(
         gets.contains(&owner) && gets.contains(&other),
         "both replicas served tasks/get: {gets:?}"
@@ -324,8 +341,11 @@ async fn a_task_created_on_one_replica_is_polled_on_the_other() {
     // tasks/result or tasks/list, and both say so the same way.
     for backend in [0, 1] {
         for method in ["tasks/result", "tasks/list"] {
-            turn_to(&client, &proxy, backend, &task).await;
-            let answer = client.request(method, json!({"taskId": task})).await;
+            cluster.turn_to(backend, &task).await;
+            let answer = cluster
+                .client
+                .request(method, json!({"taskId": task}))
+                .await;
             assert_eq!(
                 answer["error"]["code"], -32601,
                 "{method} on {backend}: {answer}"
@@ -334,11 +354,13 @@ async fn a_task_created_on_one_replica_is_polled_on_the_other() {
     }
     // An unknown task is -32602 on either replica.
     for backend in [0, 1] {
-        turn_to(&client, &proxy, backend, &task).await;
-        let unknown = client.request("tasks/get", json!({"taskId": "nope"})).await;
+        cluster.turn_to(backend, &task).await;
+        let unknown = cluster
+            .client
+            .request("tasks/get", json!({"taskId": "nope"}))
+            .await;
         assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
     }
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 fn aborted_in(dir: &Path) -> Vec<String> {
@@ -352,43 +374,38 @@ fn aborted_in(dir: &Path) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancel_sent_to_the_other_replica_cancels_the_task_and_aborts_its_tool() {
-    let Some(url) = common::postgres_url("cancelled").await else {
+    let Some(cluster) = Cluster::start("cancelled").await else {
         return;
     };
-    let dir = scratch("cancelled");
-    let (_replicas, pids, proxy) = cluster(&url, &dir).await;
-    let client = Client::new(&proxy.url);
-    let task = client.start(600, 100).await;
-    let [owner] = served(&proxy, "tools/call", "")[..] else {
-        panic!("one tools/call: {:?}", proxy.routed());
-    };
-    let other = 1 - owner;
-    turn_to(&client, &proxy, other, &task).await;
+    let (task, owner, other) = cluster
+        .task("slow", json!({"steps": 600, "step_ms": 100}))
+        .await;
+    cluster.turn_to(other, &task).await;
     let cancelled_at = Instant::now();
-    let answer = client
+    let answer = cluster
+        .client
         .request("tasks/cancel", json!({"taskId": task}))
         .await;
     assert!(answer.get("result").is_some(), "{answer}");
-    assert_eq!(served(&proxy, "tasks/cancel", &task), [other]);
+    assert_eq!(served(&cluster.proxy, "tasks/cancel", &task), [other]);
     // Cancelled at once, whichever replica answers.
     for backend in [owner, other] {
-        turn_to(&client, &proxy, backend, &task).await;
-        let state = client.get(&task).await;
+        let state = cluster.get_on(backend, &task).await;
         assert_eq!(
             state["status"], "cancelled",
             "on replica {backend}: {state}"
         );
     }
     // The tool on the owner sees its abort within a few beats.
-    let expected = format!("aborted {}", pids[owner]);
+    let expected = format!("aborted {}", cluster.pids[owner]);
     loop {
-        if aborted_in(&dir) == [expected.clone()] {
+        if aborted_in(&cluster.dir.0) == [expected.clone()] {
             break;
         }
         assert!(
             cancelled_at.elapsed() < Duration::from_secs(5),
             "the tool on the owner was not aborted: {:?}",
-            aborted_in(&dir)
+            aborted_in(&cluster.dir.0)
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
@@ -396,8 +413,7 @@ async fn a_cancel_sent_to_the_other_replica_cancels_the_task_and_aborts_its_tool
     // Its end does not overwrite the cancellation.
     tokio::time::sleep(Duration::from_millis(BEAT_MS * 2)).await;
     for backend in [owner, other] {
-        turn_to(&client, &proxy, backend, &task).await;
-        let state = client.get(&task).await;
+        let state = cluster.get_on(backend, &task).await;
         assert_eq!(
             state["status"], "cancelled",
             "on replica {backend}: {state}"
@@ -408,23 +424,15 @@ async fn a_cancel_sent_to_the_other_replica_cancels_the_task_and_aborts_its_tool
          after {:.3} s (heartbeat {BEAT_MS} ms)",
         aborted_after.as_secs_f64()
     );
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn answers_sent_to_the_other_replica_are_refused_and_the_owner_takes_them() {
-    let Some(url) = common::postgres_url("answered").await else {
+    let Some(cluster) = Cluster::start("answered").await else {
         return;
     };
-    let dir = scratch("answered");
-    let (_replicas, pids, proxy) = cluster(&url, &dir).await;
-    let client = Client::new(&proxy.url);
-    let task = client.start_tool("confirm_later", json!({"ms": 50})).await;
-    let [owner] = served(&proxy, "tools/call", "")[..] else {
-        panic!("one tools/call: {:?}", proxy.routed());
-    };
-    let other = 1 - owner;
-    let asked = until_ended(&client, &task, Duration::from_secs(10)).await;
+    let (task, owner, other) = cluster.task("confirm_later", json!({"ms": 50})).await;
+    let asked = until_ended(&cluster.client, &task, Duration::from_secs(10)).await;
     assert_eq!(asked["status"], "input_required", "{asked}");
     let key = asked["inputRequests"]
         .as_object()
@@ -434,43 +442,39 @@ async fn answers_sent_to_the_other_replica_are_refused_and_the_owner_takes_them(
         key.clone(): {"action": "accept", "content": {"confirm": true}}}});
     // The replica that does not run the task cannot hand the answer over: refused, and
     // the task still waits for it.
-    turn_to(&client, &proxy, other, &task).await;
-    let refused = client.request("tasks/update", update.clone()).await;
+    cluster.turn_to(other, &task).await;
+    let refused = cluster.client.request("tasks/update", update.clone()).await;
     assert_eq!(refused["error"]["code"], -32603, "{refused}");
     let message = refused["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("another server process"), "{refused}");
     assert!(message.contains("not delivered"), "{refused}");
-    assert_eq!(client.get(&task).await["status"], "input_required");
+    assert_eq!(cluster.client.get(&task).await["status"], "input_required");
     // The replica that runs it takes it, and the task ends there.
-    turn_to(&client, &proxy, owner, &task).await;
-    let taken = client.request("tasks/update", update).await;
+    cluster.turn_to(owner, &task).await;
+    let taken = cluster.client.request("tasks/update", update).await;
     assert!(taken.get("result").is_some(), "{taken}");
-    let done = until_ended(&client, &task, Duration::from_secs(10)).await;
+    let done = until_ended(&cluster.client, &task, Duration::from_secs(10)).await;
     assert_eq!(done["status"], "completed", "{done}");
-    assert_eq!(result_text(&done), format!("told true in {}", pids[owner]));
-    let _ = std::fs::remove_dir_all(dir);
+    assert_eq!(
+        result_text(&done),
+        format!("told true in {}", cluster.pids[owner])
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_whose_replica_was_killed_reads_failed_on_the_survivor() {
-    let Some(url) = common::postgres_url("killed").await else {
+    let Some(mut cluster) = Cluster::start("killed").await else {
         return;
     };
-    let dir = scratch("killed");
-    let (mut replicas, _pids, proxy) = cluster(&url, &dir).await;
-    let client = Client::new(&proxy.url);
-    let task = client.start(600, 100).await;
-    let [owner] = served(&proxy, "tools/call", "")[..] else {
-        panic!("one tools/call: {:?}", proxy.routed());
-    };
-    let other = 1 - owner;
-    turn_to(&client, &proxy, other, &task).await;
-    assert_eq!(client.get(&task).await["status"], "working");
+    let (task, owner, other) = cluster
+        .task("slow", json!({"steps": 600, "step_ms": 100}))
+        .await;
+    assert_eq!(cluster.get_on(other, &task).await["status"], "working");
     // SIGKILL: no destructor, no last write.
-    replicas[owner].kill().await.unwrap();
+    cluster.replicas[owner].kill().await.unwrap();
     let killed_at = Instant::now();
-    let before = proxy.routed().len();
-    let failed = until_ended(&client, &task, Duration::from_secs(10)).await;
+    let before = cluster.proxy.routed().len();
+    let failed = until_ended(&cluster.client, &task, Duration::from_secs(10)).await;
     let noticed_after = killed_at.elapsed();
     assert_eq!(failed["status"], "failed", "{failed}");
     assert_eq!(
@@ -479,7 +483,10 @@ async fn a_task_whose_replica_was_killed_reads_failed_on_the_survivor() {
     );
     assert_eq!(failed["statusMessage"], ORPHANED_TASK_MESSAGE, "{failed}");
     // Only the survivor answered since.
-    let after: Vec<usize> = proxy.routed()[before..].iter().map(|r| r.backend).collect();
+    let after: Vec<usize> = cluster.proxy.routed()[before..]
+        .iter()
+        .map(|r| r.backend)
+        .collect();
     assert!(
         !after.is_empty() && after.iter().all(|&b| b == other),
         "{after:?}"
@@ -489,23 +496,24 @@ async fn a_task_whose_replica_was_killed_reads_failed_on_the_survivor() {
          (heartbeat {BEAT_MS} ms)",
         noticed_after.as_secs_f64()
     );
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_finished_task_survives_a_restart_of_its_process_on_sqlite() {
-    let dir = scratch("restart");
-    let store = format!("sqlite:{}", dir.join("tasks.db").display());
-    let (mut first, address) = replica(&store, &dir).await;
+    let dir = TempDir::new("restart");
+    let store = format!("sqlite:{}", dir.0.join("tasks.db").display());
+    let (mut first, address) = replica(&store, &dir.0).await;
     let first_pid = first.id().unwrap();
     let client = Client::new(&format!("http://{address}/mcp"));
-    let task = client.start(2, 50).await;
+    let task = client
+        .start("slow", json!({"steps": 2, "step_ms": 50}))
+        .await;
     let done = until_ended(&client, &task, Duration::from_secs(10)).await;
     assert_eq!(done["status"], "completed", "{done}");
     assert_eq!(result_text(&done), format!("worked 2 steps in {first_pid}"));
     first.kill().await.unwrap();
     // A new process on the same file.
-    let (second, address) = replica(&store, &dir).await;
+    let (second, address) = replica(&store, &dir.0).await;
     assert_ne!(second.id(), Some(first_pid));
     let client = Client::new(&format!("http://{address}/mcp"));
     let state = client.get(&task).await;
@@ -513,5 +521,4 @@ async fn a_finished_task_survives_a_restart_of_its_process_on_sqlite() {
     assert_eq!(state["result"], done["result"]);
     assert_eq!(state["createdAt"], done["createdAt"]);
     drop(second);
-    let _ = std::fs::remove_dir_all(dir);
 }
