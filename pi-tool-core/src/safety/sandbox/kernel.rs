@@ -636,16 +636,10 @@ mod linux {
         }
         // SAFETY: a new descriptor (close-on-exec), owned by nobody else.
         let ruleset = unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) };
+        for (file, access) in system_rules() {
+            add_opened(&ruleset, file, access & fs)?;
+        }
         let mut rules: Vec<(&Path, u64)> = Vec::new();
-        for dir in super::super::SYSTEM_READ_DIRS {
-            rules.push((Path::new(dir), FS_READ));
-        }
-        for dir in SYSTEM_INFO {
-            rules.push((Path::new(dir), FS_READ));
-        }
-        for (device, access) in DEVICES {
-            rules.push((Path::new(device), *access));
-        }
         for root in sandbox.read_roots() {
             rules.push((root, FS_READ));
         }
@@ -653,24 +647,48 @@ mod linux {
             rules.push((root, fs));
         }
         for (path, access) in rules {
-            add_rule(&ruleset, path, access & fs)?;
+            if let Some((file, access)) = open_rule(path, access) {
+                add_opened(&ruleset, &file, access & fs)?;
+            }
         }
         Ok(ruleset)
     }
 
-    /// Allows `access` beneath `path`; a path that does not exist is skipped.
-    fn add_rule(ruleset: &OwnedFd, path: &Path, access: u64) -> io::Result<()> {
-        let Ok(file) = std::fs::File::open(path).or_else(|_| {
-            use std::os::unix::fs::OpenOptionsExt;
-            std::fs::OpenOptions::new()
-                .read(true)
-                .custom_flags(libc::O_PATH)
-                .open(path)
-        }) else {
-            return Ok(());
-        };
+    /// The rules every profile has (the system directories, `/proc`'s and `/sys`'s
+    /// information, the devices), opened once per process: a call then pays one system
+    /// call per rule instead of an `open`, an `fstat` and a `close` besides. A path that
+    /// did not exist at the first call stays out (less access, never more).
+    fn system_rules() -> &'static [(std::fs::File, u64)] {
+        static RULES: OnceLock<Vec<(std::fs::File, u64)>> = OnceLock::new();
+        RULES.get_or_init(|| {
+            let paths = super::super::SYSTEM_READ_DIRS
+                .iter()
+                .chain(SYSTEM_INFO)
+                .map(|dir| (*dir, FS_READ))
+                .chain(DEVICES.iter().copied());
+            paths
+                .filter_map(|(path, access)| open_rule(Path::new(path), access))
+                .collect()
+        })
+    }
+
+    /// `path` opened for a rule, with `access` cut to a file's rights unless it is a
+    /// directory; `None` when it does not exist.
+    fn open_rule(path: &Path, access: u64) -> Option<(std::fs::File, u64)> {
+        use std::os::unix::fs::OpenOptionsExt;
+        // `O_PATH`, as Landlock recommends: nothing is opened for reading, so a device
+        // (`/dev/tty`) or a FIFO kept for the process's life holds nothing.
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_PATH)
+            .open(path)
+            .ok()?;
         let is_dir = file.metadata().is_ok_and(|m| m.is_dir());
-        let access = if is_dir { access } else { access & FS_FILE };
+        Some((file, if is_dir { access } else { access & FS_FILE }))
+    }
+
+    /// Allows `access` beneath the opened `file`.
+    fn add_opened(ruleset: &OwnedFd, file: &std::fs::File, access: u64) -> io::Result<()> {
         let rule = PathBeneathAttr {
             allowed_access: access,
             parent_fd: file.as_raw_fd(),
