@@ -302,3 +302,36 @@ async fn the_network_is_turned_on_for_the_one_approved_call() {
     };
     assert!(connected);
 }
+
+/// In a session (`BashSandbox::Cwd`: the session's cwd is the root), the policy given to
+/// `AgentSessionBuilder::policy` asks as the agent's does.
+#[tokio::test]
+async fn a_session_asks_through_its_run_policy() {
+    use pi_tool::session::AgentSession;
+    use pi_tool_coding::{BashSandbox, CodingOptions, CodingTools};
+    let Some(f) = Fixture::new("session") else {
+        return;
+    };
+    let target = f.o("from-session.txt");
+    let model = FauxModel::new(vec![
+        FauxTurn::new(vec![AssistantContent::tool_call(
+            "c1",
+            "bash",
+            json!({ "command": format!("echo hi > {}", target.display()) }),
+        )]),
+        FauxTurn::text("done"),
+    ]);
+    let tools = Arc::new(CodingTools::new(
+        CodingOptions::default().sandbox(BashSandbox::Cwd),
+    ));
+    let ui = ui(&[true]);
+    let session = AgentSession::builder(Arc::new(model))
+        .builtin_tools(tools.builtin_tools(), pi_tool_coding::CODING_TOOL_NAMES)
+        .cwd(&f.root)
+        .policy(RunPolicy::new().widen_sandbox(Arc::new(ApprovalPolicy::new().ui(ui.clone()))))
+        .build()
+        .unwrap();
+    session.prompt("go").await.unwrap();
+    assert_eq!(asked(&ui).len(), 1);
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "hi\n");
+}
