@@ -41,7 +41,7 @@ use tokio::process::Child;
 /// The replicas' heartbeat: a task of a dead replica reads `failed` three beats later.
 /// Short, so that the tests are; long enough that a loaded machine's late beat does not
 /// make a live replica look dead.
-const BEAT_MS: u64 = 200;
+const BEAT_MS: u64 = 300;
 
 #[pi_tool::params]
 struct SlowParams {
@@ -291,20 +291,26 @@ impl Cluster {
     }
 }
 
-/// Polls `tasks/get` through the proxy until the task leaves `working`.
-async fn until_ended(client: &Client, task: &str, within: Duration) -> Value {
+/// Polls `tasks/get` through the proxy while the task's status is one of `statuses`;
+/// the first state with another.
+async fn poll_while(client: &Client, task: &str, statuses: &[&str], within: Duration) -> Value {
     let started = Instant::now();
     loop {
         let state = client.get(task).await;
-        if state["status"] != "working" {
+        if !statuses.iter().any(|status| state["status"] == *status) {
             return state;
         }
         assert!(
             started.elapsed() < within,
-            "still working after {within:?}: {state}"
+            "still {statuses:?} after {within:?}: {state}"
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// Polls until the task has ended (neither working nor waiting for input).
+async fn until_ended(client: &Client, task: &str, within: Duration) -> Value {
+    poll_while(client, task, &["working", "input_required"], within).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -432,7 +438,13 @@ async fn answers_sent_to_the_other_replica_are_refused_and_the_owner_takes_them(
         return;
     };
     let (task, owner, other) = cluster.task("confirm_later", json!({"ms": 50})).await;
-    let asked = until_ended(&cluster.client, &task, Duration::from_secs(10)).await;
+    let asked = poll_while(
+        &cluster.client,
+        &task,
+        &["working"],
+        Duration::from_secs(10),
+    )
+    .await;
     assert_eq!(asked["status"], "input_required", "{asked}");
     let key = asked["inputRequests"]
         .as_object()
