@@ -61,6 +61,39 @@ pub struct WidenSandboxContext<'a> {
 /// Only [`BeforeToolCallResult::Allow`] grants the re-run. [`BeforeToolCallResult::Ask`]
 /// cannot suspend the run: the call has already run once, so the question counts as
 /// unanswered and the model reads the first run's violation.
+///
+/// A host's own rule, without a person: let a call read the shared datasets, nothing
+/// else.
+///
+/// ```
+/// use std::sync::Arc;
+/// use pi_tool::agent::{BeforeToolCallResult, RunPolicy, WidenSandbox, WidenSandboxContext};
+/// use pi_tool::safety::Widening;
+/// use pi_tool::{AbortSignal, ToolError, async_trait};
+///
+/// struct Datasets;
+///
+/// #[async_trait]
+/// impl WidenSandbox for Datasets {
+///     async fn widen_sandbox(
+///         &self,
+///         ctx: WidenSandboxContext<'_>,
+///         _signal: &AbortSignal,
+///     ) -> Result<BeforeToolCallResult, ToolError> {
+///         let reads_datasets = ctx.widenings.iter().all(|widening| {
+///             matches!(widening, Widening::Read(path) if path.starts_with("/srv/datasets"))
+///         });
+///         Ok(if reads_datasets {
+///             BeforeToolCallResult::Allow
+///         } else {
+///             BeforeToolCallResult::block(format!("{} may only read /srv/datasets", ctx.tool_call.name))
+///         })
+///     }
+/// }
+///
+/// let policy = RunPolicy::new().widen_sandbox(Arc::new(Datasets));
+/// # let _ = policy;
+/// ```
 #[async_trait]
 pub trait WidenSandbox: Send + Sync + 'static {
     /// Answers one request to widen one call's sandbox.
