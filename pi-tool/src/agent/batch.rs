@@ -38,9 +38,11 @@ use super::hooks::{
     AfterToolCallContext, BLOCKED_MESSAGE, BeforeToolCallContext, BeforeToolCallResult, merge_after,
 };
 use super::limits::{self, RunCalls};
+use super::marks;
 use super::nested::{self, NestedRequest};
+use super::nested_audit::{NestedAudit, NestedVerdict};
 use super::policy::RunPolicy;
-use super::suspend::{Resumed, Saving, SuspendedBatch};
+use super::suspend::{ResumeBatch, Resumed, Saving, SuspendedBatch};
 use super::widen;
 use crate::model::Context;
 use crate::model::{AssistantMessage, ToolCall, ToolResultMessage};
@@ -118,6 +120,9 @@ struct Batch<'a> {
     turn_calls: std::sync::atomic::AtomicU32,
     /// The concurrency classes' scheduler, if the policy limits any.
     classes: Option<Arc<Scheduler>>,
+    /// A resumed batch's nested calls leave records and marks here (`None` in every
+    /// other batch: no store query).
+    nested_audit: Option<NestedAudit>,
 }
 
 /// What a call brings to its execution besides itself: where its nested calls go, the
@@ -252,6 +257,7 @@ pub(crate) async fn execute_tool_calls(
     sink: &mut dyn AgentEventSink,
 ) -> BatchOutcome {
     let calls: Vec<&ToolCall> = assistant.tool_calls().collect();
+    let resumed = config.durable.as_ref().and_then(|d| d.take_resume());
     let batch = Batch {
         context,
         assistant,
@@ -261,13 +267,12 @@ pub(crate) async fn execute_tool_calls(
         run_calls,
         // A resumed run's first batch counts on from the calls its turn had made.
         turn_calls: std::sync::atomic::AtomicU32::new(
-            config
-                .durable
+            resumed
                 .as_ref()
-                .and_then(|durable| durable.calls_made())
-                .map_or(0, |made| made.turn),
+                .map_or(0, |resumed| resumed.calls_made().turn),
         ),
         classes: Scheduler::new(&config.policy.concurrency),
+        nested_audit: resumed.as_ref().map(ResumeBatch::nested_audit),
     };
     let sequential = config.policy.tool_execution == ToolExecutionMode::Sequential
         || calls.iter().any(|call| {
@@ -278,9 +283,9 @@ pub(crate) async fn execute_tool_calls(
             })
         });
     if sequential {
-        batch.sequential(&calls, sink).await
+        batch.sequential(&calls, resumed, sink).await
     } else {
-        batch.parallel(&calls, sink).await
+        batch.parallel(&calls, resumed, sink).await
     }
 }
 
@@ -388,9 +393,10 @@ impl<'a> Batch<'a> {
                 }
                 // With a store the run suspends until the decision is there; without one
                 // nothing can wait for it: the call is blocked, saying why. A nested call
-                // never waits for one: its outer call is mid-execution.
+                // never waits for one (its outer call is mid-execution): `run_nested`
+                // blocks it, and its audit record says it asked.
                 BeforeToolCallResult::Ask(request) => {
-                    if self.config.durable.is_some() && nested.is_none() {
+                    if self.config.durable.is_some() || nested.is_some() {
                         return Ok(Preparation::Ask {
                             tool,
                             args,
@@ -566,17 +572,58 @@ impl<'a> Batch<'a> {
         on_update: pi_tool_core::OnUpdate<Option<JsonDetails>>,
         slot: (super::driver::Inbox<NestedRequest>, usize),
     ) -> (JsonToolResult, Option<CallFailure>) {
-        match self.prepare_call(&call, Some(&nested)).await {
-            Preparation::Immediate(result, failure) => (result, Some(failure)),
-            // `try_prepare` never suspends a nested call; should it ask, nothing waits.
-            Preparation::Ask { request, .. } => (
-                error_result(request.unanswered(&call.name)),
-                Some(CallFailure::BLOCKED),
-            ),
+        let prepared = self.prepare_call(&call, Some(&nested)).await;
+        // A nested call of a marked call is marked too, with its decision in the log.
+        let audit = self
+            .nested_audit
+            .as_ref()
+            .map(|audit| (audit, (&call, &nested.parent_id)));
+        let policy = &self.config.policy;
+        match prepared {
+            Preparation::Immediate(result, failure) => {
+                if let Some((audit, call)) = audit {
+                    let reason = result.text_content();
+                    let verdict = NestedVerdict::Refused {
+                        reason: &reason,
+                        asked: false,
+                    };
+                    let _ = audit.decide(policy, call, verdict).await;
+                }
+                (result, Some(failure))
+            }
+            // A nested call never suspends: nothing waits for its question.
+            Preparation::Ask { request, .. } => {
+                let result = error_result(request.unanswered(&call.name));
+                if let Some((audit, call)) = audit {
+                    let reason = result.text_content();
+                    let verdict = NestedVerdict::Refused {
+                        reason: &reason,
+                        asked: true,
+                    };
+                    let _ = audit.decide(policy, call, verdict).await;
+                }
+                (result, Some(CallFailure::BLOCKED))
+            }
             Preparation::Prepared { tool, args } => {
+                let marker = match audit {
+                    None => None,
+                    Some((audit, call)) => {
+                        let verdict = NestedVerdict::Allowed {
+                            tool: &*tool,
+                            args: &args,
+                        };
+                        match audit.decide(policy, call, verdict).await {
+                            Ok(marker) => marker,
+                            Err(error) => return marks::not_run(tool.name(), &error),
+                        }
+                    }
+                };
                 let link = self.link_for(slot, &tool, &call, Some(&nested));
-                self.execute_call(&call, tool, args, on_update, true, link)
-                    .await
+                let run = self.execute_call(&call, tool, args, on_update, true, link);
+                match marker {
+                    Some(marker) => marker.run(run).await,
+                    None => run.await,
+                }
             }
         }
     }
@@ -692,7 +739,12 @@ impl<'a> Batch<'a> {
     }
 
     /// Pi's `executeToolCallsSequential`, without orphans.
-    async fn sequential(&self, calls: &[&ToolCall], sink: &mut dyn AgentEventSink) -> BatchOutcome {
+    async fn sequential(
+        &self,
+        calls: &[&ToolCall],
+        mut resumed: Option<ResumeBatch>,
+        sink: &mut dyn AgentEventSink,
+    ) -> BatchOutcome {
         let mut finalized = Vec::with_capacity(calls.len());
         let mut messages = Vec::with_capacity(calls.len());
         // One driver for the whole batch: its queues are reused call after call.
@@ -702,7 +754,6 @@ impl<'a> Batch<'a> {
         // a resumed batch takes up its calls where the suspension left them.
         let durable = self.config.durable.is_some();
         let mut saved: Vec<Saving> = Vec::new();
-        let mut resumed = self.config.durable.as_ref().and_then(|d| d.take_resume());
         for (index, call) in calls.iter().enumerate() {
             let span = self
                 .config
@@ -863,7 +914,12 @@ impl<'a> Batch<'a> {
     }
 
     /// Pi's `executeToolCallsParallel`, without orphans, optionally bounded.
-    async fn parallel(&self, calls: &[&ToolCall], sink: &mut dyn AgentEventSink) -> BatchOutcome {
+    async fn parallel(
+        &self,
+        calls: &[&ToolCall],
+        mut resumed: Option<ResumeBatch>,
+        sink: &mut dyn AgentEventSink,
+    ) -> BatchOutcome {
         let mut finalized: Vec<Option<Finalized>> = Vec::with_capacity(calls.len());
         finalized.resize_with(calls.len(), || None);
         let mut driver = Driver::new();
@@ -873,7 +929,6 @@ impl<'a> Batch<'a> {
         // As in `sequential`: what a suspension needs, and a resumed batch's calls.
         let durable = self.config.durable.is_some();
         let mut saved: Vec<Saving> = Vec::new();
-        let mut resumed = self.config.durable.as_ref().and_then(|d| d.take_resume());
         for (index, call) in calls.iter().enumerate() {
             let span = self
                 .config

@@ -13,9 +13,11 @@
 //!
 //! **Exactly once.** Every call the resumed batch executes is marked started in the store
 //! before `execute` (using up its approval in the same transaction) and finished after,
-//! with its result. Resuming again after a crash replays a finished call's result and
-//! never re-runs a started one: the model reads that it was interrupted and may have
-//! run, unless the tool declares itself idempotent, in which case it runs again. The
+//! with its result (`marks.rs`), and so is every nested call those calls make, with
+//! its own records in the audit log (`nested_audit.rs`). Resuming again after a crash
+//! replays a finished call's result and never re-runs a started one: the model reads
+//! that it was interrupted and may have run, unless the tool declares itself
+//! idempotent, in which case it runs again. The
 //! calls of later turns run as in memory: if the process dies after the resumed batch,
 //! the next resume starts again from the same suspension (the model is asked again), and
 //! a call that needs approval asks again under its new call id.
@@ -25,16 +27,18 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::hooks::ApprovalRequest;
+use super::marks::{Marker, redacted, redacted_text};
+use super::nested_audit::NestedAudit;
 use super::policy::RunPolicy;
 use crate::durable::{
     ApprovalRow, AuditEvent, AuditKind, CallMark, ClaimedRun, DurableStore, PendingApproval,
-    StoreError, Verdict, approval_digest, canonicalize, now_ms, sha256_hex,
+    StoreError, Verdict, approval_digest, now_ms,
 };
 use crate::model::{Context, Message, ToolCall, ToolResultMessage};
-use pi_tool_core::{AgentTool, CallFailure, CallSpan, JsonToolResult, ToolErrorKind};
+use pi_tool_core::{AgentTool, CallFailure, CallSpan, JsonToolResult};
 
 /// How long a question stands when neither the request nor the policy says.
 pub const DEFAULT_APPROVAL_TTL: Duration = Duration::from_secs(24 * 60 * 60);
@@ -264,7 +268,8 @@ pub(crate) struct ResumeBatch {
     run_id: String,
     calls: Vec<SavedCall>,
     approvals: HashMap<String, ApprovalRow>,
-    marks: HashMap<String, CallMark>,
+    /// Every call's marker, direct and nested (`call_1/2`), as the claim found them.
+    marks: Arc<HashMap<String, CallMark>>,
     /// Calls that run under an approval: the digest they use up.
     approved: HashMap<String, String>,
     /// The calls made before the suspension.
@@ -373,6 +378,11 @@ impl ResumeBatch {
         })
     }
 
+    /// The calls made before the suspension (the batch's turn counts on from them).
+    pub(super) fn calls_made(&self) -> CallsMade {
+        self.calls_made
+    }
+
     /// The approval a call of this batch runs under.
     pub(super) fn approval_of(&self, call_id: &str) -> Option<String> {
         self.approved.get(call_id).cloned()
@@ -380,129 +390,18 @@ impl ResumeBatch {
 
     /// The exactly-once marker of a call this batch executes.
     pub(super) fn marker(&self, call: &ToolCall, tool: &dyn AgentTool) -> Marker {
-        Marker {
-            store: self.store.clone(),
-            run_id: self.run_id.clone(),
-            call_id: call.id.to_string(),
-            tool_name: call.name.to_string(),
-            idempotent: tool.spec().annotations.idempotent == Some(true),
-            approval: self.approved.get(&*call.id).cloned(),
-            prior: self.marks.get(&*call.id).cloned(),
-        }
-    }
-}
-
-/// Marks one call started before it executes and finished after (see the module docs).
-pub(super) struct Marker {
-    store: Arc<dyn DurableStore>,
-    run_id: String,
-    call_id: String,
-    tool_name: String,
-    idempotent: bool,
-    approval: Option<String>,
-    prior: Option<CallMark>,
-}
-
-/// `error.type` of a call the store refused or that was interrupted.
-const FAILED: CallFailure = CallFailure::of(ToolErrorKind::Failed);
-
-impl Marker {
-    fn event(&self, kind: AuditKind) -> AuditEvent {
-        let event = AuditEvent::new(kind, &self.run_id, now_ms())
-            .with("call", self.call_id.clone())
-            .with("tool", self.tool_name.clone());
-        match &self.approval {
-            Some(digest) => event.with("digest", digest.clone()),
-            None => event,
-        }
+        Marker::new(
+            (self.store.clone(), &self.run_id),
+            &call.id,
+            tool,
+            &self.marks,
+        )
+        .approval(self.approved.get(&*call.id).cloned())
     }
 
-    /// Runs `run` at most once across processes.
-    pub(super) async fn run(
-        self,
-        run: impl std::future::Future<Output = (JsonToolResult, Option<CallFailure>)>,
-    ) -> (JsonToolResult, Option<CallFailure>) {
-        match &self.prior {
-            Some(CallMark {
-                finished: Some(saved),
-                ..
-            }) => return replay(saved, &self.tool_name),
-            Some(_) if !self.idempotent => {
-                let event = self.event(AuditKind::Interrupted);
-                if let Err(error) = self.store.append_audit(&[event]).await {
-                    tracing::warn!(%error, call = %self.call_id, "the audit record of an interrupted call was not written");
-                }
-                return (
-                    JsonToolResult::error(format!(
-                        "Tool {} was interrupted: the process running it stopped before it finished, so it may have run. It was not run again.",
-                        self.tool_name
-                    )),
-                    Some(FAILED),
-                );
-            }
-            // Idempotent: run again; its started marker is there already.
-            Some(_) => {
-                let event = self.event(AuditKind::Started).with("again", true);
-                if let Err(error) = self.store.append_audit(&[event]).await {
-                    tracing::warn!(%error, call = %self.call_id, "the audit record of a re-run call was not written");
-                }
-            }
-            None => {
-                let started = self.event(AuditKind::Started);
-                let begun = self
-                    .store
-                    .begin_call(
-                        &self.run_id,
-                        &self.call_id,
-                        self.approval.as_deref(),
-                        &started,
-                    )
-                    .await;
-                if let Err(error) = begun {
-                    return (
-                        JsonToolResult::error(format!(
-                            "Tool {} was not run: {error}",
-                            self.tool_name
-                        )),
-                        Some(FAILED),
-                    );
-                }
-            }
-        }
-        let (result, failure) = run.await;
-        let saved = json!({"result": result, "isError": failure.is_some()});
-        let finished = self
-            .event(AuditKind::Finished)
-            .with("outcome", if failure.is_some() { "error" } else { "ok" })
-            .with("resultDigest", sha256_hex(canonicalize(&saved).as_bytes()));
-        if let Err(error) = self
-            .store
-            .end_call(&self.run_id, &self.call_id, &saved, &finished)
-            .await
-        {
-            // The call ran; a resume would call it interrupted, never run it again.
-            tracing::warn!(%error, call = %self.call_id, "a finished call's marker was not written");
-        }
-        (result, failure)
-    }
-}
-
-fn replay(saved: &Value, tool: &str) -> (JsonToolResult, Option<CallFailure>) {
-    let result = saved
-        .get("result")
-        .cloned()
-        .and_then(|r| serde_json::from_value::<JsonToolResult>(r).ok());
-    match result {
-        Some(result) => {
-            let failed = saved.get("isError").and_then(Value::as_bool) == Some(true);
-            (result, failed.then_some(FAILED))
-        }
-        None => (
-            JsonToolResult::error(format!(
-                "Tool {tool} finished before, but its stored result cannot be read; it was not run again"
-            )),
-            Some(FAILED),
-        ),
+    /// Where the nested calls of this batch's calls leave their records and marks.
+    pub(super) fn nested_audit(&self) -> NestedAudit {
+        NestedAudit::new(self.store.clone(), self.run_id.clone(), self.marks.clone())
     }
 }
 
@@ -516,31 +415,6 @@ pub(crate) struct RunDurability {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// The arguments as the audit log keeps them: every string through the call policy's
-/// redactor.
-fn redacted(value: &Value, policy: &RunPolicy) -> Value {
-    let Some(redactor) = &policy.call.redactor else {
-        return value.clone();
-    };
-    match value {
-        Value::String(s) => Value::String(redactor.redact(s).into_owned()),
-        Value::Array(items) => Value::Array(items.iter().map(|v| redacted(v, policy)).collect()),
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .map(|(k, v)| (k.clone(), redacted(v, policy)))
-                .collect(),
-        ),
-        other => other.clone(),
-    }
-}
-
-fn redacted_text(text: &str, policy: &RunPolicy) -> String {
-    match &policy.call.redactor {
-        Some(redactor) => redactor.redact(text).into_owned(),
-        None => text.to_owned(),
-    }
 }
 
 impl RunDurability {
@@ -758,11 +632,13 @@ pub(crate) async fn take_up(
         .into_iter()
         .map(|row| (row.approval.call_id.clone(), row))
         .collect();
-    let marks = claimed
-        .calls
-        .into_iter()
-        .map(|mark| (mark.call_id.clone(), mark))
-        .collect();
+    let marks = Arc::new(
+        claimed
+            .calls
+            .into_iter()
+            .map(|mark| (mark.call_id.clone(), mark))
+            .collect(),
+    );
     let mut transcript = saved.messages.clone();
     for call in &saved.calls {
         if let SavedCall::Done { message, .. } = call {
