@@ -398,9 +398,11 @@ pub trait DurableStore: Send + Sync + 'static {
     /// wrong digest, a second decision or an expired approval.
     async fn decide(&self, decision: &Decision, audit: &AuditEvent) -> Result<(), StoreError>;
 
-    /// Marks a call started before it executes. With `approval`, the approval of that
-    /// digest is used up in the same transaction (refused if it is not an unused
-    /// approval). Fails with [`StoreError::CallStarted`] if the call started before.
+    /// Marks a call started before it executes: a call the model made, or a nested call
+    /// (its id is its outer call's, `/` and a number: `call_1/2`). With `approval`, the
+    /// approval of that digest is used up in the same transaction (refused if it is not
+    /// an unused approval). Fails with [`StoreError::CallStarted`] if the call started
+    /// before.
     async fn begin_call(
         &self,
         run_id: &str,
