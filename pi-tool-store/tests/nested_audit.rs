@@ -87,7 +87,12 @@ async fn post(params: PostParams) -> Result<String, ToolError> {
     append(
         &params.dir,
         "posts.txt",
-        &format!("{} {}", params.to, params.amount),
+        &format!(
+            "{} {} {}",
+            params.to,
+            params.amount,
+            params.memo.unwrap_or_default()
+        ),
     )?;
     tokio::time::sleep(Duration::from_millis(params.hold_ms.unwrap_or(0))).await;
     Ok(format!("posted {} to {}", params.amount, params.to))
