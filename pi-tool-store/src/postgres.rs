@@ -370,6 +370,42 @@ impl DurableStore for PostgresStore {
         })
     }
 
+    async fn checkpoint(
+        &self,
+        run_id: &str,
+        state: &Value,
+        lease: Duration,
+    ) -> Result<(), StoreError> {
+        let state = state.to_string();
+        let lease_ms = i64::try_from(lease.as_millis()).unwrap_or(i64::MAX / 2);
+        in_tx!(self, |tx| {
+            let now = now_ms();
+            let updated = tx
+                .execute(
+                    "UPDATE runs SET state = $2, lease_until = $3, updated_at = $4
+                         WHERE run_id = $1 AND status = 'running'",
+                    &[&run_id, &state, &now.saturating_add(lease_ms), &now],
+                )
+                .await
+                .map_err(backend)?;
+            if updated == 0 {
+                let known = tx
+                    .query_opt("SELECT 1 FROM runs WHERE run_id = $1", &[&run_id])
+                    .await
+                    .map_err(backend)?;
+                let run_id = run_id.to_owned();
+                return Err(match known {
+                    Some(_) => StoreError::RunTaken { run_id },
+                    None => StoreError::UnknownRun { run_id },
+                });
+            }
+            tx.execute("DELETE FROM calls WHERE run_id = $1", &[&run_id])
+                .await
+                .map_err(backend)?;
+            Ok(())
+        })
+    }
+
     async fn finish(&self, run_id: &str, audit: &[AuditEvent]) -> Result<(), StoreError> {
         in_tx!(self, |tx| {
             tx.execute(

@@ -371,6 +371,44 @@ impl DurableStore for SqliteStore {
         .await
     }
 
+    async fn checkpoint(
+        &self,
+        run_id: &str,
+        state: &Value,
+        lease: Duration,
+    ) -> Result<(), StoreError> {
+        let (run_id, state) = (run_id.to_owned(), state.to_string());
+        let lease_ms = i64::try_from(lease.as_millis()).unwrap_or(i64::MAX / 2);
+        self.write(move |tx| {
+            let now = now_ms();
+            let updated = tx
+                .execute(
+                    "UPDATE runs SET state = ?2, lease_until = ?3, updated_at = ?4
+                     WHERE run_id = ?1 AND status = 'running'",
+                    params![run_id, state, now.saturating_add(lease_ms), now],
+                )
+                .map_err(backend)?;
+            if updated == 0 {
+                let known: Option<i64> = tx
+                    .query_row(
+                        "SELECT 1 FROM runs WHERE run_id = ?1",
+                        params![run_id],
+                        |row| row.get(0),
+                    )
+                    .optional()
+                    .map_err(backend)?;
+                return Err(match known {
+                    Some(_) => StoreError::RunTaken { run_id },
+                    None => StoreError::UnknownRun { run_id },
+                });
+            }
+            tx.execute("DELETE FROM calls WHERE run_id = ?1", params![run_id])
+                .map_err(backend)?;
+            Ok(())
+        })
+        .await
+    }
+
     async fn finish(&self, run_id: &str, audit: &[AuditEvent]) -> Result<(), StoreError> {
         let (run_id, audit) = (run_id.to_owned(), audit.to_vec());
         self.write(move |tx| {

@@ -540,6 +540,15 @@ impl DurableStore for Counting {
         self.hit();
         self.inner.claim(run_id, lease).await
     }
+    async fn checkpoint(
+        &self,
+        run_id: &str,
+        state: &Value,
+        lease: Duration,
+    ) -> Result<(), StoreError> {
+        self.hit();
+        self.inner.checkpoint(run_id, state, lease).await
+    }
     async fn finish(
         &self,
         run_id: &str,

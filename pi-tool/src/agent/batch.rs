@@ -31,6 +31,7 @@ use futures::FutureExt;
 use serde_json::Value;
 use tracing::Instrument;
 
+use super::checkpoint::BatchAt;
 use super::config::{AgentEventSink, LoopConfig};
 use super::driver::{Driver, DriverEvent, YieldOnce};
 use super::event::AgentEvent;
@@ -123,6 +124,9 @@ struct Batch<'a> {
     /// A resumed batch's nested calls leave records and marks here (`None` in every
     /// other batch: no store query).
     nested_audit: Option<NestedAudit>,
+    /// A later batch of a run with a record in the store: where it stands in its run,
+    /// for the checkpoint it saves before its calls execute.
+    checkpoint: Option<BatchAt<'a>>,
 }
 
 /// What a call brings to its execution besides itself: where its nested calls go, the
@@ -248,16 +252,26 @@ fn terminates(finalized: &[&Finalized]) -> bool {
     !finalized.is_empty() && finalized.iter().all(|f| f.result.terminate == Some(true))
 }
 
-/// Runs the tool calls of `assistant` (Pi's `executeToolCalls`).
+/// Runs the tool calls of `assistant` (Pi's `executeToolCalls`), the batch `at` of its
+/// run.
 pub(crate) async fn execute_tool_calls(
     context: &Context,
     assistant: &AssistantMessage,
-    (config, run_calls): (&LoopConfig, &RunCalls),
+    (config, run_calls, at): (&LoopConfig, &RunCalls, BatchAt<'_>),
     signal: &AbortSignal,
     sink: &mut dyn AgentEventSink,
 ) -> BatchOutcome {
     let calls: Vec<&ToolCall> = assistant.tool_calls().collect();
     let resumed = config.durable.as_ref().and_then(|d| d.take_resume());
+    // After the batch a run resumed in, a run with a record checkpoints each batch and
+    // marks its calls (checkpoint.rs); the resumed batch is its suspension's already.
+    let (resumed, checkpoint) = match resumed {
+        Some(resumed) => (Some(resumed), None),
+        None => match config.durable.as_ref().and_then(|d| d.later_batch()) {
+            Some(later) => (Some(later), Some(at)),
+            None => (None, None),
+        },
+    };
     let batch = Batch {
         context,
         assistant,
@@ -273,6 +287,7 @@ pub(crate) async fn execute_tool_calls(
         ),
         classes: Scheduler::new(&config.policy.concurrency),
         nested_audit: resumed.as_ref().map(ResumeBatch::nested_audit),
+        checkpoint,
     };
     let sequential = config.policy.tool_execution == ToolExecutionMode::Sequential
         || calls.iter().any(|call| {
@@ -738,6 +753,41 @@ impl<'a> Batch<'a> {
         }
     }
 
+    /// A later sequential batch's checkpoint (checkpoint.rs): `saved` and the call about
+    /// to run; `Ok` at once for every other batch.
+    async fn save_checkpoint(
+        &self,
+        saved: &mut Vec<Saving>,
+        (tool, args): (&Arc<dyn AgentTool>, &Cow<'_, Value>),
+    ) -> Result<(), crate::durable::StoreError> {
+        if self.checkpoint.is_none() {
+            return Ok(());
+        }
+        saved.push(Saving::Prepared(tool.clone(), args.clone().into_owned(), None));
+        let outcome = self.store_checkpoint(true, saved).await;
+        saved.pop();
+        outcome
+    }
+
+    /// A later batch's checkpoint of `saved` (a parallel batch: every call, prepared or
+    /// refused); `Ok` at once for every other batch.
+    async fn store_checkpoint(
+        &self,
+        sequential: bool,
+        saved: &[Saving],
+    ) -> Result<(), crate::durable::StoreError> {
+        let (Some(at), Some(durable)) = (self.checkpoint, self.config.durable.as_ref()) else {
+            return Ok(());
+        };
+        let made = super::suspend::CallsMade {
+            run: self.run_calls.made(),
+            turn: self.turn_calls.load(std::sync::atomic::Ordering::Relaxed),
+        };
+        durable
+            .checkpoint(self.context, at, (sequential, made), saved)
+            .await
+    }
+
     /// Pi's `executeToolCallsSequential`, without orphans.
     async fn sequential(
         &self,
@@ -817,16 +867,24 @@ impl<'a> Batch<'a> {
                     ));
                 }
                 Preparation::Prepared { tool, args } => {
+                    // The call about to run is the last of the checkpoint.
+                    let saved_before = self
+                        .save_checkpoint(&mut saved, (&tool, &args))
+                        .await;
                     let on_update = driver.on_update_for_next();
                     let link =
                         self.link_for((driver.inbox(), driver.next_slot()), &tool, call, None);
-                    let task = match &resumed {
-                        Some(resumed) => {
+                    let task = match (&resumed, saved_before) {
+                        (_, Err(error)) => {
+                            let refused = marks::not_run(tool.name(), &error);
+                            Box::pin(async move { refused }) as super::driver::SlotFuture<'_, _>
+                        }
+                        (Some(resumed), Ok(())) => {
                             let marker = resumed.marker(call, &*tool);
                             let run = self.execute_call(call, tool, args, on_update, false, link);
-                            Box::pin(marker.run(run)) as super::driver::SlotFuture<'_, _>
+                            Box::pin(marker.run(run))
                         }
-                        None => {
+                        (None, Ok(())) => {
                             Box::pin(self.execute_call(call, tool, args, on_update, false, link))
                         }
                     };
@@ -929,6 +987,8 @@ impl<'a> Batch<'a> {
         // As in `sequential`: what a suspension needs, and a resumed batch's calls.
         let durable = self.config.durable.is_some();
         let mut saved: Vec<Saving> = Vec::new();
+        // The prepared calls, pushed into the driver once the batch is prepared.
+        let mut prepared = Vec::new();
         for (index, call) in calls.iter().enumerate() {
             let span = self
                 .config
@@ -1005,28 +1065,40 @@ impl<'a> Batch<'a> {
                             approval,
                         ));
                     }
-                    let on_update = driver.on_update_for_next();
-                    let link =
-                        self.link_for((driver.inbox(), driver.next_slot()), &tool, call, None);
-                    let task = match &resumed {
-                        Some(resumed) => {
-                            let marker = resumed.marker(call, &*tool);
-                            let run = self.execute_call(call, tool, args, on_update, true, link);
-                            Box::pin(marker.run(run)) as super::driver::SlotFuture<'_, _>
-                        }
-                        None => {
-                            Box::pin(self.execute_call(call, tool, args, on_update, true, link))
-                        }
-                    };
-                    driver.push(task, span);
-                    slot_calls.push(call);
-                    slot_index.push(index);
+                    prepared.push((index, call, span, tool, args));
                 }
             }
             if self.signal.is_aborted() {
                 stopped_after = Some(index + 1);
                 break;
             }
+        }
+        // Nothing has executed yet: a later batch saves its checkpoint first, and runs
+        // nothing it could not save.
+        let checkpointed = match prepared.is_empty() {
+            true => Ok(()),
+            false => self.store_checkpoint(false, &saved).await,
+        };
+        for (index, call, span, tool, args) in prepared {
+            let on_update = driver.on_update_for_next();
+            let link = self.link_for((driver.inbox(), driver.next_slot()), &tool, call, None);
+            let task = match (&resumed, &checkpointed) {
+                (_, Err(error)) => {
+                    let refused = marks::not_run(tool.name(), error);
+                    Box::pin(async move { refused }) as super::driver::SlotFuture<'_, _>
+                }
+                (Some(resumed), Ok(())) => {
+                    let marker = resumed.marker(call, &*tool);
+                    let run = self.execute_call(call, tool, args, on_update, true, link);
+                    Box::pin(marker.run(run))
+                }
+                (None, Ok(())) => {
+                    Box::pin(self.execute_call(call, tool, args, on_update, true, link))
+                }
+            };
+            driver.push(task, span);
+            slot_calls.push(call);
+            slot_index.push(index);
         }
         if let Some(first) = stopped_after {
             // Pi drops the calls it has not prepared yet; pi-tool answers them.

@@ -24,6 +24,7 @@
 
 mod approval;
 mod batch;
+mod checkpoint;
 mod config;
 mod driver;
 mod event;

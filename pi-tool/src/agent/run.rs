@@ -19,6 +19,7 @@ use futures::StreamExt;
 use tracing::Instrument;
 
 use super::batch::{execute_tool_calls, fail_truncated};
+use super::checkpoint::BatchAt;
 use super::config::{AgentEventSink, LoopConfig, MessageSource};
 use super::event::AgentEvent;
 use super::hooks::CompletedTurn;
@@ -217,7 +218,7 @@ async fn run_loop(
                     &mut context,
                     new_messages,
                     message,
-                    (&config, &run_calls),
+                    (&config, &run_calls, turns),
                     sink,
                     signal,
                 )
@@ -263,7 +264,7 @@ async fn run_loop(
                     &mut context,
                     new_messages,
                     &mut pending,
-                    (&config, &run_calls),
+                    (&config, &run_calls, turns),
                     sink,
                     signal,
                     stream_fn,
@@ -328,7 +329,7 @@ async fn run_turn(
     context: &mut Context,
     new_messages: &mut Vec<Message>,
     pending: &mut Vec<Message>,
-    (config, run_calls): (&LoopConfig, &RunCalls),
+    (config, run_calls, turn): (&LoopConfig, &RunCalls, u64),
     sink: &mut dyn AgentEventSink,
     signal: &AbortSignal,
     stream_fn: &dyn StreamFn,
@@ -365,7 +366,7 @@ async fn run_turn(
         context,
         new_messages,
         message,
-        (config, run_calls),
+        (config, run_calls, turn),
         sink,
         signal,
     )
@@ -377,7 +378,7 @@ async fn finish_turn(
     context: &mut Context,
     new_messages: &mut Vec<Message>,
     message: Arc<AssistantMessage>,
-    (config, run_calls): (&LoopConfig, &RunCalls),
+    (config, run_calls, turn): (&LoopConfig, &RunCalls, u64),
     sink: &mut dyn AgentEventSink,
     signal: &AbortSignal,
 ) -> Turn {
@@ -388,7 +389,11 @@ async fn finish_turn(
         let batch = if message.stop_reason == StopReason::Length {
             fail_truncated(&calls, &config.policy, sink).await
         } else {
-            execute_tool_calls(context, &message, (config, run_calls), signal, sink).await
+            let at = BatchAt {
+                new_messages,
+                turn,
+            };
+            execute_tool_calls(context, &message, (config, run_calls, at), signal, sink).await
         };
         if let Some(suspended) = batch.suspended {
             return Turn::Suspended(suspended);

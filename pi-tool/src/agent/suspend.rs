@@ -17,10 +17,10 @@
 //! its own records in the audit log (`nested_audit.rs`). Resuming again after a crash
 //! replays a finished call's result and never re-runs a started one: the model reads
 //! that it was interrupted and may have run, unless the tool declares itself
-//! idempotent, in which case it runs again. The
-//! calls of later turns run as in memory: if the process dies after the resumed batch,
-//! the next resume starts again from the same suspension (the model is asked again), and
-//! a call that needs approval asks again under its new call id.
+//! idempotent, in which case it runs again. The later batches of a resumed run are
+//! durable too (`checkpoint.rs`): before one executes, the run saves a checkpoint of this
+//! same shape in place of its state, and its calls are marked, so a resume after a crash
+//! continues from the latest batch and no call of any turn runs twice.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -48,7 +48,7 @@ pub const DEFAULT_APPROVAL_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(5 * 60);
 
 /// The version of the saved state this build writes and reads.
-const STATE_FORMAT: u32 = 1;
+pub(super) const STATE_FORMAT: u32 = 1;
 
 /// The error text of a stored call whose kind does not fit its batch (an edited state).
 pub(super) const MISMATCHED_STATE: &str =
@@ -131,7 +131,7 @@ pub struct Suspension {
 /// One call of a suspended batch, as saved.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "state", rename_all = "camelCase", deny_unknown_fields)]
-enum SavedCall {
+pub(super) enum SavedCall {
     /// Parallel batch: refused at preparation, its end emitted.
     Settled {
         call: String,
@@ -169,23 +169,24 @@ impl SavedCall {
     }
 }
 
-/// What a suspended run saves.
+/// What a suspended run saves, and a checkpoint of a later batch (`checkpoint.rs`): the
+/// same shape, whose last call is prepared instead of asked.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct SavedRun {
-    format: u32,
-    run_id: String,
+pub(super) struct SavedRun {
+    pub(super) format: u32,
+    pub(super) run_id: String,
     /// The transcript, ending with the assistant message of the suspended batch.
-    messages: Vec<Message>,
+    pub(super) messages: Vec<Message>,
     /// The messages this run added so far (what `agent_end` lists).
-    new_messages: Vec<Message>,
-    turn: u64,
-    sequential: bool,
-    calls: Vec<SavedCall>,
+    pub(super) new_messages: Vec<Message>,
+    pub(super) turn: u64,
+    pub(super) sequential: bool,
+    pub(super) calls: Vec<SavedCall>,
     /// The calls the run and the suspended turn had made (`RunLimits`), direct and
     /// nested; a state saved before they were kept reads as zero.
     #[serde(default)]
-    calls_made: CallsMade,
+    pub(super) calls_made: CallsMade,
 }
 
 /// How many calls a run, and its current turn, had made when it suspended: a resumed run
@@ -287,6 +288,21 @@ fn changed(tool: &str) -> String {
 }
 
 impl ResumeBatch {
+    /// A later batch of a run that has a record: nothing saved, nothing marked yet (its
+    /// checkpoint forgets the markers of the batches before), so its calls are prepared
+    /// as usual and marked as they execute.
+    pub(super) fn later(store: Arc<dyn DurableStore>, run_id: String) -> Self {
+        ResumeBatch {
+            store,
+            run_id,
+            calls: Vec::new(),
+            approvals: HashMap::new(),
+            marks: Arc::default(),
+            approved: HashMap::new(),
+            calls_made: CallsMade::default(),
+        }
+    }
+
     /// What call `index` of the resumed batch does, or `None` for a call the suspension
     /// did not reach (it is prepared as usual). The approval's digest and decision go
     /// into the call's `span`.
@@ -407,8 +423,11 @@ impl ResumeBatch {
 
 /// The durable side of one run, as the loop sees it.
 pub(crate) struct RunDurability {
-    runs: DurableRuns,
-    run_id: String,
+    pub(super) runs: DurableRuns,
+    pub(super) run_id: String,
+    /// The run has a record in the store (it was resumed): its later batches are
+    /// checkpointed and marked. A run that never suspended has none and pays nothing.
+    pub(super) recorded: bool,
     resume: Mutex<Option<ResumeBatch>>,
     outcome: Mutex<Option<Result<Suspension, StoreError>>>,
 }
@@ -422,6 +441,7 @@ impl RunDurability {
         RunDurability {
             runs,
             run_id,
+            recorded: resume.is_some(),
             resume: Mutex::new(resume),
             outcome: Mutex::new(None),
         }
@@ -466,30 +486,7 @@ impl RunDurability {
         (turn, run_calls): (u64, u32),
         batch: SuspendedBatch,
     ) -> Result<Suspension, StoreError> {
-        let call_ids: Vec<String> = match context.messages.last() {
-            Some(Message::Assistant(assistant)) => {
-                assistant.tool_calls().map(|c| c.id.to_string()).collect()
-            }
-            _ => Vec::new(),
-        };
-        let mut calls = Vec::with_capacity(batch.saved.len() + 1);
-        for (index, saving) in batch.saved.into_iter().enumerate() {
-            let call = call_ids.get(index).cloned().unwrap_or_default();
-            calls.push(match saving {
-                Saving::Settled(result) => SavedCall::Settled { call, result },
-                Saving::Prepared(tool, args, approval) => SavedCall::Prepared {
-                    digest: approval_digest(&*tool, &self.run_id, &call, &args),
-                    call,
-                    args,
-                    approval,
-                },
-                Saving::Done(message, terminate) => SavedCall::Done {
-                    call,
-                    message: (*message).clone(),
-                    terminate,
-                },
-            });
-        }
+        let mut calls = self.saved_calls(context, &batch.saved);
         let digest = batch.digest;
         let tool = batch.tool.name().to_owned();
         let arguments = redacted(&batch.args, policy);
@@ -544,6 +541,40 @@ impl RunDurability {
             run_id: self.run_id.clone(),
             pending: vec![pending],
         })
+    }
+}
+
+impl RunDurability {
+    /// The calls of the batch at the end of `context`, as saved.
+    pub(super) fn saved_calls(&self, context: &Context, saved: &[Saving]) -> Vec<SavedCall> {
+        let call_ids: Vec<String> = match context.messages.last() {
+            Some(Message::Assistant(assistant)) => {
+                assistant.tool_calls().map(|c| c.id.to_string()).collect()
+            }
+            _ => Vec::new(),
+        };
+        let mut calls = Vec::with_capacity(saved.len() + 1);
+        for (index, saving) in saved.iter().enumerate() {
+            let call = call_ids.get(index).cloned().unwrap_or_default();
+            calls.push(match saving {
+                Saving::Settled(result) => SavedCall::Settled {
+                    call,
+                    result: result.clone(),
+                },
+                Saving::Prepared(tool, args, approval) => SavedCall::Prepared {
+                    digest: approval_digest(&**tool, &self.run_id, &call, args),
+                    call,
+                    args: args.clone(),
+                    approval: approval.clone(),
+                },
+                Saving::Done(message, terminate) => SavedCall::Done {
+                    call,
+                    message: (**message).clone(),
+                    terminate: *terminate,
+                },
+            });
+        }
+        calls
     }
 }
 
@@ -693,17 +724,22 @@ fn check(claimed: &ClaimedRun) -> Result<SavedRun, StoreError> {
             .iter()
             .zip(&call_ids)
             .all(|(c, id)| c.call() == *id)
+        // A suspension ends with its asked call; a checkpoint (`checkpoint.rs`) with the
+        // prepared call about to run (sequential) or with the whole prepared batch.
         && saved.calls.iter().enumerate().all(|(i, c)| {
             let last = i + 1 == saved.calls.len();
             match c {
                 SavedCall::Asked { .. } => last,
                 SavedCall::Done { .. } => saved.sequential && !last,
-                SavedCall::Settled { .. } | SavedCall::Prepared { .. } => {
-                    !saved.sequential && !last
-                }
+                SavedCall::Prepared { .. } if saved.sequential => last,
+                SavedCall::Settled { .. } | SavedCall::Prepared { .. } => !saved.sequential,
             }
         })
-        && matches!(saved.calls.last(), Some(SavedCall::Asked { .. }));
+        && match saved.calls.last() {
+            Some(SavedCall::Asked { .. } | SavedCall::Prepared { .. }) => true,
+            Some(SavedCall::Settled { .. }) => !saved.sequential,
+            _ => false,
+        };
     if !fits {
         return Err(corrupt(run_id, "does not match the calls of its batch"));
     }

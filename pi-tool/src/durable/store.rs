@@ -387,6 +387,20 @@ pub trait DurableStore: Send + Sync + 'static {
     /// Fails with [`StoreError::RunTaken`] when another process holds it.
     async fn claim(&self, run_id: &str, lease: Duration) -> Result<ClaimedRun, StoreError>;
 
+    /// Replaces the state of a run this process took up (`running`) with a checkpoint
+    /// taken before a later batch of it executes, renews its lease to `lease` from now,
+    /// and forgets the call markers of the batches before (the checkpoint holds their
+    /// results), in one transaction: a resume after a crash continues from the latest
+    /// checkpoint. Fails with [`StoreError::RunTaken`] when the run is not `running`
+    /// (suspended or finished meanwhile), and [`StoreError::UnknownRun`] when there is
+    /// none.
+    async fn checkpoint(
+        &self,
+        run_id: &str,
+        state: &Value,
+        lease: Duration,
+    ) -> Result<(), StoreError>;
+
     /// Marks the run finished.
     async fn finish(&self, run_id: &str, audit: &[AuditEvent]) -> Result<(), StoreError>;
 
