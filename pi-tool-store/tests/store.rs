@@ -1,6 +1,7 @@
 //! The store contract on both backends: decisions bind to a digest and are single-use,
 //! expire, and are refused with a reason; claims exclude each other; the audit chain
-//! holds under concurrent appends and names an edited record; a newer schema and a
+//! holds under concurrent appends and names an edited record; a checkpoint replaces a
+//! running run's state, renews its lease and forgets its markers; a newer schema and a
 //! corrupt row are refused with a clear error.
 
 mod common;
@@ -256,10 +257,62 @@ async fn a_newer_schema_and_a_corrupt_row_are_refused(url: String) {
     assert!(error.to_string().contains("newer version"), "{error}");
 }
 
+async fn a_checkpoint_replaces_a_running_runs_state_and_forgets_its_markers(url: String) {
+    let backend = Backend::open(&url).await;
+    let store = backend.store();
+    let lease = Duration::from_secs(30);
+    suspended(&*store, "cp", &[]).await;
+    // Only a run a process took up can be checkpointed.
+    assert!(matches!(
+        store.checkpoint("cp", &json!({"v": 2}), lease).await,
+        Err(StoreError::RunTaken { .. })
+    ));
+    assert!(matches!(
+        store.checkpoint("nope", &json!({"v": 2}), lease).await,
+        Err(StoreError::UnknownRun { .. })
+    ));
+    store.claim("cp", Duration::from_millis(1)).await.unwrap();
+    let started = event(AuditKind::Started, "cp").with("call", "call_1");
+    store
+        .begin_call("cp", "call_1", None, &started)
+        .await
+        .unwrap();
+    store
+        .end_call("cp", "call_1", &json!({"result": 1}), &started)
+        .await
+        .unwrap();
+    store
+        .checkpoint("cp", &json!({"v": 2}), lease)
+        .await
+        .unwrap();
+    // The lease was renewed: the run is held, not taken over.
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert!(matches!(
+        store.claim("cp", lease).await,
+        Err(StoreError::RunTaken { .. })
+    ));
+    // A process that took it over after its lease ran out reads the checkpoint, with
+    // no markers of the batches before it.
+    store
+        .checkpoint("cp", &json!({"v": 3}), Duration::from_millis(1))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let claimed = store.claim("cp", lease).await.unwrap();
+    assert_eq!(claimed.state, json!({"v": 3}));
+    assert!(claimed.calls.is_empty(), "{:?}", claimed.calls);
+    store.finish("cp", &[]).await.unwrap();
+    assert!(matches!(
+        store.checkpoint("cp", &json!({"v": 4}), lease).await,
+        Err(StoreError::RunTaken { .. })
+    ));
+}
+
 on_both_backends!(
     decisions_bind_to_the_digest_once_and_expire,
     a_denial_cannot_be_used,
     two_claimers_one_run,
+    a_checkpoint_replaces_a_running_runs_state_and_forgets_its_markers,
     the_audit_chain_holds_under_concurrent_appends_and_names_an_edit,
     a_newer_schema_and_a_corrupt_row_are_refused,
 );

@@ -763,7 +763,11 @@ impl<'a> Batch<'a> {
         if self.checkpoint.is_none() {
             return Ok(());
         }
-        saved.push(Saving::Prepared(tool.clone(), args.clone().into_owned(), None));
+        saved.push(Saving::Prepared(
+            tool.clone(),
+            args.clone().into_owned(),
+            None,
+        ));
         let outcome = self.store_checkpoint(true, saved).await;
         saved.pop();
         outcome
@@ -868,9 +872,7 @@ impl<'a> Batch<'a> {
                 }
                 Preparation::Prepared { tool, args } => {
                     // The call about to run is the last of the checkpoint.
-                    let saved_before = self
-                        .save_checkpoint(&mut saved, (&tool, &args))
-                        .await;
+                    let saved_before = self.save_checkpoint(&mut saved, (&tool, &args)).await;
                     let on_update = driver.on_update_for_next();
                     let link =
                         self.link_for((driver.inbox(), driver.next_slot()), &tool, call, None);

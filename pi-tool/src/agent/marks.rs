@@ -1,8 +1,9 @@
-//! Exactly-once markers (docs/durable-runs.md, "Exactly once"): a call a resumed batch
-//! executes, direct or nested, is marked started in the store before `execute` and
-//! finished after, with its result, and each mark is a record of the audit log.
+//! Exactly-once markers (docs/durable-runs.md, "Exactly once"): a call a resumed batch or
+//! a later batch of a resumed run executes, direct or nested, is marked started in the
+//! store before `execute` and finished after, with its result, and each mark is a record
+//! of the audit log.
 //!
-//! On a later resume of the same suspension, a finished call's result is replayed and a
+//! On a later resume of the same batch, a finished call's result is replayed and a
 //! started one is never run again (the model, or the outer tool, reads that it was
 //! interrupted), unless its own tool declares itself idempotent. A nested call's id is
 //! its outer call's id, `/` and its number (`call_1/2`), so the same outer call running

@@ -2,7 +2,8 @@
 //! (docs/durable-runs.md, "Nested calls").
 //!
 //! A nested call is in the log exactly when its outer call is: the calls a resumed batch
-//! executes are marked, and so are the nested calls they make, at any depth. A nested
+//! and the later batches of a resumed run execute are marked, and so are the nested calls
+//! they make, at any depth. A nested
 //! call can never suspend (its outer call is in the middle of its execution), so its
 //! decision is taken at once, by the run's policy: `requested` (the tool, the arguments
 //! through the call policy's redactor, the digest once the arguments are validated) and
@@ -12,8 +13,8 @@
 //! a call that runs then gets `started` and `finished` marks of its own
 //! ([`Marker`](super::marks::Marker)). Every record names the outer call as `parent`.
 //!
-//! The run that does not resume a batch never builds one of these: a run without
-//! approvals pays nothing.
+//! A run that never suspended never builds one of these: a run without approvals pays
+//! nothing.
 
 use std::collections::HashMap;
 use std::sync::Arc;

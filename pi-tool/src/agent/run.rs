@@ -389,10 +389,7 @@ async fn finish_turn(
         let batch = if message.stop_reason == StopReason::Length {
             fail_truncated(&calls, &config.policy, sink).await
         } else {
-            let at = BatchAt {
-                new_messages,
-                turn,
-            };
+            let at = BatchAt { new_messages, turn };
             execute_tool_calls(context, &message, (config, run_calls, at), signal, sink).await
         };
         if let Some(suspended) = batch.suspended {

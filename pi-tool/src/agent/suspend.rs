@@ -90,9 +90,9 @@ impl DurableRuns {
         self
     }
 
-    /// How long a resumed run is held before another process may take it over. Longer
-    /// than any run takes between two suspensions; a process that died holds its run for
-    /// at most this long.
+    /// How long a resumed run is held before another process may take it over; each
+    /// checkpoint of a later batch renews it. Longer than any batch of the run takes; a
+    /// process that died holds its run for at most this long.
     #[must_use]
     pub fn lease(mut self, lease: Duration) -> Self {
         self.lease = lease;
