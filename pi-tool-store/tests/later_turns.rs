@@ -5,6 +5,9 @@
 //! process resumes: the posting did not run again (one line), and the model reads the
 //! interrupted error, or the posting's stored result.
 //!
+//! A store that refuses the checkpoint runs nothing of the later batch: the model reads
+//! that the call was not run.
+//!
 //! The model is scripted on the transcript (not on a count of requests), so a resume that
 //! went back to the wire's suspension would ask it again and it would call `post` again.
 
@@ -16,10 +19,13 @@ use std::time::{Duration, Instant};
 
 use common::{Backend, TempDir};
 use pi_tool::agent::{Agent, AgentOptions, ApprovalPolicy, DurableRuns, RunOutcome, RunPolicy};
-use pi_tool::durable::{Decision, DurableStore, Verdict, verify_chain};
+use pi_tool::durable::{
+    AuditEvent, AuditRecord, ClaimedRun, Decision, DurableStore, PendingApproval, StoreError,
+    Verdict, verify_chain,
+};
 use pi_tool::model::{AssistantContent, Context, Message, Model, StreamFn, StreamOptions};
 use pi_tool::testing::{FauxModel, FauxTurn};
-use pi_tool::{IntoAgentTool, ToolError, ToolExecutionMode, json, pi_tool};
+use pi_tool::{IntoAgentTool, ToolError, ToolExecutionMode, async_trait, json, pi_tool};
 use serde_json::Value;
 
 /// How long a resuming process holds its run (renewed at each checkpoint).
@@ -333,6 +339,92 @@ async fn killed_after_a_later_call(url: String, seq: bool) {
     assert!(verify_chain(&backend.store().audit_log().await.unwrap()).ok());
 }
 
+/// A store whose checkpoints fail (a full disk, a dropped connection), and nothing else.
+struct NoCheckpoint(Arc<dyn DurableStore>);
+
+#[async_trait]
+impl DurableStore for NoCheckpoint {
+    async fn suspend(
+        &self,
+        run_id: &str,
+        state: &Value,
+        pending: &[PendingApproval],
+        audit: &[AuditEvent],
+    ) -> Result<(), StoreError> {
+        self.0.suspend(run_id, state, pending, audit).await
+    }
+    async fn claim(&self, run_id: &str, lease: Duration) -> Result<ClaimedRun, StoreError> {
+        self.0.claim(run_id, lease).await
+    }
+    async fn checkpoint(&self, _: &str, _: &Value, _: Duration) -> Result<(), StoreError> {
+        Err(StoreError::Backend("disk full".to_owned()))
+    }
+    async fn finish(&self, run_id: &str, audit: &[AuditEvent]) -> Result<(), StoreError> {
+        self.0.finish(run_id, audit).await
+    }
+    async fn pending(&self) -> Result<Vec<PendingApproval>, StoreError> {
+        self.0.pending().await
+    }
+    async fn decide(&self, decision: &Decision, audit: &AuditEvent) -> Result<(), StoreError> {
+        self.0.decide(decision, audit).await
+    }
+    async fn begin_call(
+        &self,
+        run_id: &str,
+        call_id: &str,
+        approval: Option<&str>,
+        audit: &AuditEvent,
+    ) -> Result<(), StoreError> {
+        self.0.begin_call(run_id, call_id, approval, audit).await
+    }
+    async fn end_call(
+        &self,
+        run_id: &str,
+        call_id: &str,
+        message: &Value,
+        audit: &AuditEvent,
+    ) -> Result<(), StoreError> {
+        self.0.end_call(run_id, call_id, message, audit).await
+    }
+    async fn append_audit(&self, events: &[AuditEvent]) -> Result<(), StoreError> {
+        self.0.append_audit(events).await
+    }
+    async fn audit_log(&self) -> Result<Vec<AuditRecord>, StoreError> {
+        self.0.audit_log().await
+    }
+}
+
+async fn a_later_batch_whose_checkpoint_is_refused_runs_nothing(url: String, seq: bool) {
+    let backend = Backend::open(&url).await;
+    let dir = TempDir::new("later-refused");
+    let d = dir.0.to_str().unwrap();
+    let run = unique("later-refused");
+    suspend_and_approve(backend.store(), &run, d, seq).await;
+    let store = Arc::new(NoCheckpoint(backend.store()));
+    let agent = agent(store, d, Duration::ZERO, seq);
+    let outcome = agent.resume_run(&run).await.unwrap();
+    assert!(
+        matches!(outcome, RunOutcome::Finished { .. }),
+        "{outcome:?}"
+    );
+    assert_eq!(lines(&dir.0, "wires.txt"), 1, "the resumed batch ran");
+    assert_eq!(lines(&dir.0, "posts.txt"), 0, "the later batch ran nothing");
+    let last = agent.messages().last().map(text_of).unwrap_or_default();
+    assert_eq!(
+        last,
+        "said: Tool post was not run: the store failed: disk full"
+    );
+    assert!(kinds(&*backend.store(), &run, "call_2").await.is_empty());
+}
+
+async fn a_refused_checkpoint_runs_nothing_in_a_parallel_batch(url: String) {
+    a_later_batch_whose_checkpoint_is_refused_runs_nothing(url, false).await;
+}
+
+async fn a_refused_checkpoint_runs_nothing_in_a_sequential_batch(url: String) {
+    a_later_batch_whose_checkpoint_is_refused_runs_nothing(url, true).await;
+}
+
 async fn killed_during_a_later_call_in_a_parallel_batch(url: String) {
     killed_during_a_later_call(url, false).await;
 }
@@ -354,4 +446,6 @@ on_both_backends!(
     killed_during_a_later_call_in_a_sequential_batch,
     killed_after_a_later_call_in_a_parallel_batch,
     killed_after_a_later_call_in_a_sequential_batch,
+    a_refused_checkpoint_runs_nothing_in_a_parallel_batch,
+    a_refused_checkpoint_runs_nothing_in_a_sequential_batch,
 );
