@@ -278,6 +278,11 @@ impl Session {
             let deadline = {
                 let mut state = self.lock();
                 if let Some(message) = state.inbox.pop_front() {
+                    if state.inbox.is_empty() {
+                        // A client message is 480 bytes, and a queue that grew keeps
+                        // room for four: an idle session gives that room back.
+                        state.inbox = VecDeque::new();
+                    }
                     return Some(message);
                 }
                 if state.closed {
@@ -327,6 +332,12 @@ impl State {
             for key in stream.keys {
                 self.routes.remove(&key);
             }
+        }
+        if self.streams.is_empty() {
+            // With no request in flight the two maps are empty: a session that waits
+            // for its next request holds no room for it.
+            self.streams.shrink_to_fit();
+            self.routes.shrink_to_fit();
         }
     }
 
@@ -408,6 +419,28 @@ mod tests {
             ));
         }
         assert!(session.lock().streams.is_empty() && session.lock().routes.is_empty());
+    }
+
+    #[tokio::test]
+    async fn an_idle_session_holds_no_room_for_messages_or_requests() {
+        let session = Session::new(Duration::from_secs(60));
+        let _first = session.request_stream(ping(1)).unwrap();
+        let _second = session.request_stream(ping(2)).unwrap();
+        assert!(session.next_message().await.is_some());
+        assert!(session.lock().inbox.capacity() > 0, "one still waits");
+        assert!(session.next_message().await.is_some());
+        assert!(matches!(session.route(answer(1)), Delivery::Done));
+        assert!(session.lock().streams.capacity() > 0, "one still in flight");
+        assert!(matches!(session.route(answer(2)), Delivery::Done));
+        let state = session.lock();
+        assert_eq!(
+            (
+                state.inbox.capacity(),
+                state.streams.capacity(),
+                state.routes.capacity()
+            ),
+            (0, 0, 0)
+        );
     }
 
     #[test]
