@@ -6,6 +6,9 @@
 //! - `suspend_resume/{sqlite,postgres}`: one approval cycle, as a host runs it: a run
 //!   that suspends at a destructive call, the decision, a fresh agent that resumes and
 //!   finishes. Its time minus `run/no_approval` is the overhead per approval.
+//! - `later_batch/{sqlite,postgres}`: the same cycle whose resumed run calls a read-only
+//!   tool in its next turn: that batch saves a checkpoint and marks its call (issue 31).
+//!   Its time minus `suspend_resume` is the cost of one later batch.
 //! - `audit_append/{sqlite,postgres}`: one record appended to the hash chain.
 //!
 //! The PostgreSQL rows run when `PI_TOOL_POSTGRES_URL` names a server
@@ -53,8 +56,9 @@ fn turn(name: &str, args: serde_json::Value) -> FauxTurn {
     FauxTurn::new(vec![AssistantContent::tool_call("call-1", name, args)])
 }
 
-/// One approval cycle; panics if the run does not suspend and then finish.
-async fn cycle(store: &Arc<dyn DurableStore>, run: &str) {
+/// One approval cycle; panics if the run does not suspend and then finish. With
+/// `later`, the resumed run calls `read` in its next turn before it answers.
+async fn cycle(store: &Arc<dyn DurableStore>, run: &str, later: bool) {
     let first = agent(Some(store.clone()), vec![turn("pay", json!({"to": "bob"}))]);
     let outcome = first
         .run(run, vec![Message::user_text("pay")])
@@ -65,7 +69,12 @@ async fn cycle(store: &Arc<dyn DurableStore>, run: &str) {
     };
     let d = Decision::new(run, "call-1", &s.pending[0].digest, Verdict::Approve);
     store.decide(&d, &d.audit_event()).await.unwrap();
-    let second = agent(Some(store.clone()), vec![FauxTurn::text("done")]);
+    let mut turns = vec![FauxTurn::text("done")];
+    if later {
+        let read = AssistantContent::tool_call("call-2", "read", json!({}));
+        turns.insert(0, FauxTurn::new(vec![read]));
+    }
+    let second = agent(Some(store.clone()), turns);
     let outcome = second.resume_run(run).await.unwrap();
     assert!(matches!(outcome, RunOutcome::Finished { .. }));
 }
@@ -142,20 +151,22 @@ fn benches(c: &mut Criterion) {
     }
     group.finish();
 
-    let mut group = c.benchmark_group("suspend_resume");
-    group.measurement_time(Duration::from_secs(8));
-    for (name, store) in &stores {
-        let mut n = 0u64;
-        group.bench_function(*name, |b| {
-            b.to_async(&rt).iter(|| {
-                n += 1;
-                let run = format!("cycle-{}-{n}", now_ms());
-                let store = store.clone();
-                async move { cycle(&store, &run).await }
+    for (group_name, later) in [("suspend_resume", false), ("later_batch", true)] {
+        let mut group = c.benchmark_group(group_name);
+        group.measurement_time(Duration::from_secs(8));
+        for (name, store) in &stores {
+            let mut n = 0u64;
+            group.bench_function(*name, |b| {
+                b.to_async(&rt).iter(|| {
+                    n += 1;
+                    let run = format!("{group_name}-{}-{n}", now_ms());
+                    let store = store.clone();
+                    async move { cycle(&store, &run, later).await }
+                });
             });
-        });
+        }
+        group.finish();
     }
-    group.finish();
 
     let mut group = c.benchmark_group("audit_append");
     for (name, store) in &stores {
