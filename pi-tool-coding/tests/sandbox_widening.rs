@@ -17,7 +17,10 @@ use pi_tool::context::ExtensionUi;
 use pi_tool::model::{AssistantContent, Message};
 use pi_tool::testing::{FauxModel, FauxTurn};
 use pi_tool::{async_trait, json};
-use pi_tool_core::safety::Sandbox;
+
+#[path = "support/sandbox_dirs.rs"]
+mod sandbox_dirs;
+use sandbox_dirs::{Dirs, sandbox_dirs};
 
 /// Answers each question with the next scripted answer (then no), and keeps them.
 #[derive(Default)]
@@ -45,24 +48,15 @@ struct Fixture {
 
 impl Fixture {
     fn new(name: &str) -> Option<Fixture> {
-        let base = std::env::temp_dir().join(format!("pi-widen-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&base);
-        std::fs::create_dir_all(base.join("root")).unwrap();
-        std::fs::create_dir_all(base.join("outside")).unwrap();
-        let base = std::fs::canonicalize(base).unwrap();
-        let root = base.join("root");
-        if let Err(error) = Sandbox::for_root(&root).check() {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "CI is set and the kernel cannot enforce the sandbox: {error}"
-            );
-            eprintln!("NOT RUN: the kernel cannot enforce the sandbox: {error}");
-            return None;
-        }
-        Some(Fixture {
-            outside: base.join("outside"),
+        let Dirs {
             base,
             root,
+            outside,
+        } = sandbox_dirs("pi-widen", name)?;
+        Some(Fixture {
+            base,
+            root,
+            outside,
         })
     }
 
