@@ -17,7 +17,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{Backend, TempDir};
+use common::{Backend, TempDir, append, lines};
 use pi_tool::agent::{Agent, AgentOptions, ApprovalPolicy, DurableRuns, RunOutcome, RunPolicy};
 use pi_tool::durable::{
     AuditEvent, AuditRecord, ClaimedRun, Decision, DurableStore, PendingApproval, StoreError,
@@ -36,25 +36,6 @@ const CHILD_URL: &str = "LATER_TURNS_CHILD_URL";
 const CHILD_RUN: &str = "LATER_TURNS_CHILD_RUN";
 const CHILD_DIR: &str = "LATER_TURNS_CHILD_DIR";
 const CHILD_MODE: &str = "LATER_TURNS_CHILD_MODE";
-
-fn append(dir: &str, file: &str, line: &str) -> Result<(), ToolError> {
-    use std::io::Write;
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(Path::new(dir).join(file))
-        .map_err(|e| ToolError::new(format!("{file}: {e}")))?;
-    writeln!(f, "{line}").map_err(|e| ToolError::new(format!("{file}: {e}")))?;
-    f.sync_all()
-        .map_err(|e| ToolError::new(format!("{file}: {e}")))
-}
-
-fn lines(dir: &Path, file: &str) -> usize {
-    std::fs::read_to_string(dir.join(file))
-        .unwrap_or_default()
-        .lines()
-        .count()
-}
 
 #[pi_tool::params]
 struct WireParams {

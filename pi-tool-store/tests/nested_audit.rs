@@ -15,7 +15,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{Backend, TempDir};
+use common::{Backend, TempDir, append, lines};
 use pi_tool::agent::{
     Agent, AgentOptions, ApprovalPolicy, BeforeToolCall, BeforeToolCallContext,
     BeforeToolCallResult, DurableRuns, RunOutcome, RunPolicy,
@@ -34,25 +34,6 @@ const SECRET: &str = "hunter2hunter2";
 /// How long a resuming process holds its run: the killed one's ends this long after
 /// its claim.
 const LEASE: Duration = Duration::from_millis(1000);
-
-fn append(dir: &str, file: &str, line: &str) -> Result<(), ToolError> {
-    use std::io::Write;
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(Path::new(dir).join(file))
-        .map_err(|e| ToolError::new(format!("{file}: {e}")))?;
-    writeln!(f, "{line}").map_err(|e| ToolError::new(format!("{file}: {e}")))?;
-    f.sync_all()
-        .map_err(|e| ToolError::new(format!("{file}: {e}")))
-}
-
-fn lines(dir: &Path, file: &str) -> usize {
-    std::fs::read_to_string(dir.join(file))
-        .unwrap_or_default()
-        .lines()
-        .count()
-}
 
 #[pi_tool::params]
 struct StampParams {

@@ -133,3 +133,26 @@ macro_rules! on_both_backends {
         }
     };
 }
+
+/// Appends `line` to `dir/file` and syncs it: a tool's side effect that a killed process
+/// cannot leave half-written, so the host can count how often the tool ran.
+pub fn append(dir: &str, file: &str, line: &str) -> Result<(), pi_tool::ToolError> {
+    use pi_tool::ToolError;
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(std::path::Path::new(dir).join(file))
+        .map_err(|e| ToolError::new(format!("{file}: {e}")))?;
+    writeln!(f, "{line}").map_err(|e| ToolError::new(format!("{file}: {e}")))?;
+    f.sync_all()
+        .map_err(|e| ToolError::new(format!("{file}: {e}")))
+}
+
+/// How many lines `dir/file` holds (0 when it does not exist).
+pub fn lines(dir: &std::path::Path, file: &str) -> usize {
+    std::fs::read_to_string(dir.join(file))
+        .unwrap_or_default()
+        .lines()
+        .count()
+}
